@@ -1,0 +1,6 @@
+// Edgewise engine version.
+#pragma once
+
+namespace edgewise::gnn {
+const char* version() noexcept;
+}  // namespace edgewise::gnn

@@ -1,0 +1,26 @@
+// Raw allocation and copies on a Device. Buffer<T> (buffer.hpp) is the RAII face.
+#pragma once
+
+#include <cstddef>
+
+#include "edgewise/kernels/common/device.hpp"
+
+namespace edgewise {
+
+// Host memory is 64-byte aligned; CUDA memory comes from cudaMalloc on the device.
+// Zero bytes gives nullptr. Throws std::bad_alloc (host) or edgewise::CudaError.
+void* device_allocate(std::size_t bytes, Device device);
+// Tolerates nullptr and a CUDA runtime that is already unloading (at exit).
+void device_free(void* ptr, Device device) noexcept;
+
+// Copies bytes between any two devices. `stream` (a cudaStream_t, or nullptr for
+// the default stream) orders the copy; the call returns after the copy is done.
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device,
+                std::size_t bytes, void* stream = nullptr);
+// memset on a device, ordered on `stream` (asynchronous on CUDA).
+void fill_bytes(void* dst, Device device, int byte_value, std::size_t bytes,
+                void* stream = nullptr);
+// Waits for all work queued on `stream` of `device` (no-op on CPU).
+void synchronize(Device device, void* stream = nullptr);
+
+}  // namespace edgewise

@@ -1,0 +1,83 @@
+// Sequential oracle for segment_reduce: obviously correct, never optimised.
+// Float sums accumulate in double; `scale` (sum of |v| per output) sizes tolerances.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "edgewise/kernels/common/reduce_op.hpp"
+
+namespace edgewise::reference {
+
+template <class T>
+struct ReduceResult {
+  std::vector<T> out;        // [S, C]
+  std::vector<int64_t> arg;  // [S, C]; -1 for empty segments (min/max only)
+  std::vector<double> scale; // [S, C]; sum of |v| (sum), mean of |v| (mean), 0 otherwise
+};
+
+// Reduces `rows_of[s]` (the rows of output s, in increasing order) of values [M, C].
+template <class T>
+ReduceResult<T> reduce_rows_ref(const std::vector<T>& values, int64_t C,
+                                const std::vector<std::vector<int64_t>>& rows_of, ReduceOp op) {
+  const int64_t S = static_cast<int64_t>(rows_of.size());
+  ReduceResult<T> r{std::vector<T>(S * C), std::vector<int64_t>(S * C, -1), std::vector<double>(S * C, 0.0)};
+  for (int64_t s = 0; s < S; ++s) {
+    const auto& rows = rows_of[s];
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t o = s * C + c;
+      if (rows.empty()) {
+        r.out[o] = T(0);
+        continue;
+      }
+      if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
+        double fsum = 0, abs_sum = 0;
+        int64_t isum = 0;
+        for (int64_t row : rows) {
+          T v = values[row * C + c];
+          fsum += static_cast<double>(v);
+          abs_sum += std::fabs(static_cast<double>(v));
+          isum += static_cast<int64_t>(v);
+        }
+        const int64_t n = static_cast<int64_t>(rows.size());
+        if constexpr (std::is_floating_point_v<T>) {
+          r.out[o] = static_cast<T>(op == ReduceOp::Sum ? fsum : fsum / static_cast<double>(n));
+          r.scale[o] = op == ReduceOp::Sum ? abs_sum : abs_sum / static_cast<double>(n);
+        } else if constexpr (std::is_signed_v<T>) {
+          r.out[o] = static_cast<T>(op == ReduceOp::Sum ? isum : isum / n);  // C++20: wraps mod 2^32
+        } else {
+          uint64_t usum = 0;
+          for (int64_t row : rows) usum += values[row * C + c];
+          r.out[o] = static_cast<T>(op == ReduceOp::Sum ? usum : usum / static_cast<uint64_t>(n));
+        }
+      } else {
+        // First strictly better element wins; NaN beats every number.
+        int64_t best = rows[0];
+        for (int64_t row : rows) {
+          T v = values[row * C + c];
+          T b = values[best * C + c];
+          bool v_nan = v != v, b_nan = b != b;
+          bool better = op == ReduceOp::Max ? (v > b) : (v < b);
+          if ((v_nan && !b_nan) || (!b_nan && better)) best = row;
+        }
+        r.out[o] = values[best * C + c];
+        r.arg[o] = best;
+      }
+    }
+  }
+  return r;
+}
+
+// values [M, C], offsets [S+1].
+template <class T>
+ReduceResult<T> segment_reduce_ref(const std::vector<T>& values, int64_t C, const std::vector<int64_t>& offsets,
+                                   ReduceOp op) {
+  std::vector<std::vector<int64_t>> rows_of(offsets.size() - 1);
+  for (size_t s = 0; s + 1 < offsets.size(); ++s) {
+    for (int64_t r = offsets[s]; r < offsets[s + 1]; ++r) rows_of[s].push_back(r);
+  }
+  return reduce_rows_ref(values, C, rows_of, op);
+}
+
+}  // namespace edgewise::reference

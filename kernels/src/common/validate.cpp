@@ -1,0 +1,44 @@
+// Boundary checks shared by the primitives' dispatch code.
+#include "common/validate.hpp"
+
+#include "common/cuda_backend.hpp"
+#include "edgewise/kernels/common/check.hpp"
+
+namespace edgewise::detail {
+
+void require_device(const char* op, const char* name, Device actual, const Context& ctx) {
+  EW_REQUIRE(actual == ctx.device(), op, ": ", name, " is on ", actual.str(), " but the context is on ",
+             ctx.device().str(), " (views are never copied between devices implicitly)");
+}
+
+void validate_offsets(const char* op, const char* name, VectorView<const int64_t> offsets,
+                      int64_t rows, Context& ctx) {
+  EW_REQUIRE(offsets.size >= 1, op, ": ", name, ".size() (", offsets.size, ") must be at least 1");
+  const int64_t last = offsets.size - 1;
+  if (offsets.device.is_cuda()) {
+#if EDGEWISE_WITH_CUDA
+    int64_t bad = first_bad_offset_cuda(offsets, rows, ctx);
+    if (bad < 0) return;
+    int64_t value = 0;
+    copy_bytes(&value, Device::cpu(), offsets.data + bad, offsets.device, sizeof(value), ctx.stream());
+    offsets = VectorView<const int64_t>();  // host copies only from here on
+    EW_REQUIRE(bad != 0, op, ": ", name, "[0] (", value, ") must be 0");
+    EW_REQUIRE(bad != last, op, ": ", name, "[", last, "] (", value, ") must equal the number of rows (",
+               rows, ")");
+    throw_invalid_argument(op, ": ", name, "[", bad, "] (", value, ") must lie in [", name, "[",
+                           bad - 1, "], ", rows, "] (offsets must be nondecreasing and in range)");
+#else
+    throw_built_without_cuda(op);
+#endif
+  }
+  EW_REQUIRE(offsets[0] == 0, op, ": ", name, "[0] (", offsets[0], ") must be 0");
+  for (int64_t i = 1; i <= last; ++i) {
+    EW_REQUIRE(offsets[i] >= offsets[i - 1] && offsets[i] <= rows, op, ": ", name, "[", i, "] (",
+               offsets[i], ") must lie in [", name, "[", i - 1, "] (", offsets[i - 1], "), ", rows,
+               "] (offsets must be nondecreasing and in range)");
+  }
+  EW_REQUIRE(offsets[last] == rows, op, ": ", name, "[", last, "] (", offsets[last],
+             ") must equal the number of rows (", rows, ")");
+}
+
+}  // namespace edgewise::detail

@@ -1,0 +1,88 @@
+// Core types: Device parsing and queries, Buffer ownership and copies, Context scratch.
+#include <gtest/gtest.h>
+
+#include "edgewise/kernels/common/buffer.hpp"
+#include "edgewise/kernels/common/context.hpp"
+#include "edgewise/kernels/common/device.hpp"
+#include "edgewise/kernels/common/reduce_op.hpp"
+#include "test_support.hpp"
+
+namespace edgewise::test {
+namespace {
+
+TEST(Device, ParsesAndPrints) {
+  EXPECT_EQ(Device::parse("cpu"), Device::cpu());
+  EXPECT_EQ(Device::parse("cuda"), Device::cuda(0));
+  EXPECT_EQ(Device::parse("cuda:3"), Device::cuda(3));
+  EXPECT_EQ(Device::cuda(2).str(), "cuda:2");
+  EXPECT_EQ(Device::cpu().str(), "cpu");
+  EXPECT_THROW(Device::parse("tpu"), std::invalid_argument);
+  EXPECT_THROW(Device::parse("cuda:x"), std::invalid_argument);
+  EXPECT_THROW(Device::parse("cuda:-1"), std::invalid_argument);
+}
+
+// Without a GPU (or driver) the query answers 0 with a reason instead of crashing.
+TEST(Device, CudaQueryNeverCrashes) {
+  const int count = cuda_device_count();
+  EXPECT_GE(count, 0);
+  if (count == 0) {
+    EXPECT_FALSE(cuda_unavailable_reason().empty());
+  } else {
+    EXPECT_TRUE(cuda_unavailable_reason().empty());
+  }
+  if (!cuda_built()) {
+    EXPECT_EQ(count, 0);
+  }
+}
+
+TEST(ReduceOpNames, RoundTrip) {
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Min, ReduceOp::Max}) {
+    EXPECT_EQ(parse_reduce_op(to_string(op)), op);
+  }
+  EXPECT_EQ(parse_reduce_op("amax"), ReduceOp::Max);
+  EXPECT_THROW(parse_reduce_op("prod"), std::invalid_argument);
+}
+
+using BufferTest = DeviceTest;
+
+TEST_P(BufferTest, RoundTripsThroughTheDeviceAndMoves) {
+  std::vector<int32_t> host = {1, -2, 3, 4, 5};
+  auto buffer = to_device(host, device());
+  EXPECT_EQ(buffer.size(), 5);
+  EXPECT_EQ(buffer.device(), device());
+  EXPECT_EQ(buffer.to_host_vector(), host);
+  Buffer<int32_t> moved = std::move(buffer);
+  EXPECT_EQ(buffer.size(), 0);
+  EXPECT_EQ(buffer.data(), nullptr);
+  EXPECT_EQ(moved.to(Device::cpu()).to_host_vector(), host);
+  auto copy = moved.to(device());
+  EXPECT_NE(copy.data(), moved.data());
+  EXPECT_EQ(copy.to_host_vector(), host);
+  copy.fill_bytes(0);
+  EXPECT_EQ(copy.to_host_vector(), std::vector<int32_t>(5, 0));
+  EXPECT_EQ(moved.to_host_vector(), host) << "a copy is deep";
+  EXPECT_THROW(moved.matrix(2, 2), std::invalid_argument);
+  EXPECT_EQ(Buffer<float>(0, device()).data(), nullptr);
+}
+
+TEST_P(BufferTest, ContextScratchGrowsAndIsAligned) {
+  Context ctx(device());
+  void* a = ctx.scratch(100);
+  EXPECT_NE(a, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
+  EXPECT_EQ(ctx.scratch(50), a) << "a smaller request reuses the arena";
+  EXPECT_NE(ctx.scratch(1 << 20), nullptr);
+  ScratchLayout layout;
+  auto first = layout.add<char>(3);
+  auto second = layout.add<double>(4);
+  EXPECT_EQ(first, 0u);
+  EXPECT_EQ(second % 256, 0u);
+  EXPECT_GE(layout.bytes(), second + 32);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, BufferTest, testing::ValuesIn(all_devices()), device_name);
+
+TEST(Buffer, NegativeSizeIsRejected) { EXPECT_THROW(Buffer<float>(-1), std::invalid_argument); }
+
+}  // namespace
+}  // namespace edgewise::test
