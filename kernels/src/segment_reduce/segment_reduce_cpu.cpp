@@ -29,7 +29,7 @@ constexpr int64_t kTileCols = 64;         // column tile for widths not speciali
 // the add latency of one accumulator per column. Lanes merge in a fixed order.
 template <int W>
 constexpr int lanes_for_width() {
-  return (W > 0 && W < 16) ? 16 / W : 1;
+  return (W > 0 && W < 32) ? 32 / W : 1;
 }
 
 template <class T, ReduceOp Op, bool kArg, int W>

@@ -68,7 +68,10 @@ struct Reducer {
   // Fold one element without tracking its row (the fast path when no arg is asked).
   EW_HD_INLINE static void accumulate(Acc& acc, T v) {
     if constexpr (kExtremum) {
-      acc = better(v, acc) ? v : acc;
+      // Same value as better(v, acc), but only one compare depends on acc: a NaN
+      // acc is kept because no comparison with it is true.
+      const bool wins = Op == ReduceOp::Max ? v > acc : v < acc;
+      acc = (wins || is_nan(v)) ? v : acc;
     } else {
       acc += static_cast<Acc>(v);
     }

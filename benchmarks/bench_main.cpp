@@ -1,0 +1,203 @@
+// edgewise-bench: runs the registered cases and prints a table (and JSON records).
+//   edgewise-bench [--filter REGEX] [--json FILE] [--quick] [--device cpu|cuda|all] [--list]
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "edgewise/kernels/common/buffer.hpp"
+
+namespace edgewise::bench {
+namespace {
+
+struct Row {
+  std::string name;
+  Device device;
+  double median_ms = 0, min_ms = 0, gbps = 0, floor_gbps = 0, bytes = 0;
+  int repeats = 0;
+  std::string baseline, detail;
+  double speedup = 0;  // baseline median / this median, when a baseline ran
+};
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Times `run` until both `min_repeats` calls and `min_ms` have passed (after one
+// warm-up); returns the per-call times in ms.
+std::vector<double> time_calls(const std::function<void()>& run, int min_repeats, double min_ms, int max_repeats) {
+  run();
+  std::vector<double> times;
+  auto begin = Clock::now();
+  while ((static_cast<int>(times.size()) < min_repeats || ms_since(begin) < min_ms) &&
+         static_cast<int>(times.size()) < max_repeats) {
+    auto start = Clock::now();
+    run();
+    times.push_back(ms_since(start));
+  }
+  return times;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// STREAM-style copy (a[i] = b[i]) over arrays far larger than the caches, counting
+// bytes read + written: the rate any streaming op on this device can hope for.
+double measure_floor_gbps(Device device, bool quick) {
+  const int64_t n = int64_t{1} << (quick ? 25 : 26);  // floats per array: 128 / 256 MB
+  Buffer<float> src(n, device), dst(n, device);
+  std::function<void()> copy;
+  if (device.is_cpu()) {
+    float* s = src.data();
+    float* d = dst.data();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) s[i] = static_cast<float>(i & 1023);
+    copy = [s, d, n] {
+#pragma omp parallel for simd schedule(static)
+      for (int64_t i = 0; i < n; ++i) d[i] = s[i];
+    };
+  } else {
+    src.fill_bytes(1);
+    copy = [&] {
+      copy_bytes(dst.data(), device, src.data(), device, dst.bytes());
+      synchronize(device);
+    };
+  }
+  auto times = time_calls(copy, quick ? 5 : 15, quick ? 100 : 400, 200);
+  return 2.0 * static_cast<double>(n) * sizeof(float) / (median(times) * 1e-3) / 1e9;
+}
+
+void write_json(const std::string& path, const std::vector<Row>& rows) {
+  std::ofstream out(path);
+  out << "[\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    out << "  {\"name\": \"" << r.name << "\", \"device\": \"" << r.device.str() << "\", \"median_ms\": " << r.median_ms
+        << ", \"min_ms\": " << r.min_ms << ", \"gbps\": " << r.gbps << ", \"floor_gbps\": " << r.floor_gbps
+        << ", \"floor_ratio\": " << (r.floor_gbps > 0 ? r.gbps / r.floor_gbps : 0) << ", \"bytes\": " << r.bytes
+        << ", \"repeats\": " << r.repeats;
+    if (!r.baseline.empty()) out << ", \"baseline\": \"" << r.baseline << "\", \"speedup_vs_baseline\": " << r.speedup;
+    if (!r.detail.empty()) out << ", \"detail\": \"" << r.detail << "\"";
+    out << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+  }
+  out << "]\n";
+}
+
+int usage(const char* argv0) {
+  std::fprintf(stderr,
+               "usage: %s [--filter REGEX] [--json FILE] [--quick] [--device cpu|cuda|all] [--list]\n"
+               "  Cases are named <op>/<variant>/<shape>/<device>; --filter matches that name.\n",
+               argv0);
+  return 2;
+}
+
+int main_impl(int argc, char** argv) {
+  std::string filter = ".*", json, device_choice = "all";
+  Options options;
+  bool list = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--filter") filter = value();
+    else if (a == "--json") json = value();
+    else if (a == "--quick") options.quick = true;
+    else if (a == "--device") device_choice = value();
+    else if (a == "--list") list = true;
+    else if (a == "--help" || a == "-h") return usage(argv[0]), 0;
+    else return usage(argv[0]);
+  }
+  const std::regex pattern(filter);
+  std::vector<Device> devices;
+  for (Device d : bench_devices()) {
+    if (device_choice == "all" || (device_choice == "cpu" && d.is_cpu()) || (device_choice == "cuda" && d.is_cuda()))
+      devices.push_back(d);
+  }
+  if (device_choice == "cuda" && devices.empty()) {
+    std::printf("no CUDA device here (%s): no GPU cases run\n", cuda_unavailable_reason().c_str());
+    return 0;
+  }
+  std::vector<std::pair<Case*, std::string>> selected;
+  for (Case& c : registry()) {
+    if (std::find(devices.begin(), devices.end(), c.device) == devices.end()) continue;
+    std::string full = c.name + "/" + (c.device.is_cpu() ? "cpu" : "cuda");
+    if (std::regex_search(full, pattern)) selected.emplace_back(&c, full);
+  }
+  if (list) {
+    for (auto& [c, full] : selected) std::printf("%s\n", full.c_str());
+    return 0;
+  }
+  std::printf("edgewise-bench: %zu cases, %d OpenMP threads%s\n", selected.size(), omp_get_max_threads(),
+              options.quick ? ", quick" : "");
+  if (cuda_device_count() == 0) std::printf("(no GPU here: %s; CPU cases only)\n", cuda_unavailable_reason().c_str());
+
+  std::map<int, double> floors;  // per device type
+  std::vector<Row> rows;
+  std::map<std::string, double> median_by_name;
+  std::printf("%-58s %10s %10s %8s %7s %9s\n", "case", "median ms", "min ms", "GB/s", "floor", "vs base");
+  for (auto& [c, full] : selected) {
+    const int key = static_cast<int>(c->device.type);
+    if (!floors.count(key)) {
+      floors[key] = measure_floor_gbps(c->device, options.quick);
+      std::printf("%-58s %10s %10s %8.1f %7s %9s\n", (std::string("memory floor: copy/") + (key ? "cuda" : "cpu")).c_str(),
+                  "", "", floors[key], "1.00", "");
+    }
+    Prepared p = c->prepare(options);
+    const bool gpu = c->device.is_cuda();
+    auto times = time_calls(p.run, options.quick ? 5 : (gpu ? 50 : 20), options.quick ? 50 : 300, 2000);
+    Row r;
+    r.name = full;
+    r.device = c->device;
+    r.median_ms = median(times);
+    r.min_ms = *std::min_element(times.begin(), times.end());
+    r.bytes = p.bytes;
+    r.gbps = p.bytes > 0 ? p.bytes / (r.median_ms * 1e-3) / 1e9 : 0;
+    r.floor_gbps = floors[key];
+    r.repeats = static_cast<int>(times.size());
+    r.detail = p.detail;
+    if (!p.baseline.empty()) {
+      r.baseline = p.baseline + "/" + (gpu ? "cuda" : "cpu");
+      if (median_by_name.count(r.baseline)) r.speedup = median_by_name[r.baseline] / r.median_ms;
+    }
+    median_by_name[full] = r.median_ms;
+    char ratio[16] = "", speed[32] = "";
+    if (r.gbps > 0) std::snprintf(ratio, sizeof ratio, "%.2f", r.gbps / r.floor_gbps);
+    if (r.speedup > 0) std::snprintf(speed, sizeof speed, "%.2fx", r.speedup);
+    std::printf("%-58s %10.3f %10.3f %8.1f %7s %9s %s\n", full.c_str(), r.median_ms, r.min_ms, r.gbps, ratio, speed,
+                r.detail.c_str());
+    std::fflush(stdout);
+    rows.push_back(r);
+  }
+  if (!json.empty()) {
+    write_json(json, rows);
+    std::printf("wrote %zu records to %s\n", rows.size(), json.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace edgewise::bench
+
+int main(int argc, char** argv) {
+  try {
+    return edgewise::bench::main_impl(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "edgewise-bench: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,19 @@
+"""Edgewise: graph-neural-network message-passing primitives and engine.
+
+NumPy arrays in, NumPy arrays out; C-contiguous inputs of the right dtype are
+used without copying. Bad input raises ValueError with the C++ message.
+"""
+
+from ._edgewise import (  # noqa: F401
+    __version__,
+    cuda_built,
+    cuda_device_count,
+    segment_reduce,
+)
+
+__all__ = [
+    "__version__",
+    "cuda_built",
+    "cuda_device_count",
+    "segment_reduce",
+]

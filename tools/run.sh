@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The main job: builds Edgewise (release) and runs it. Until training lands this
+# prints the benchmark table (CPU, plus GPU cases where a GPU exists).
+#   Usage: tools/run.sh [edgewise-bench args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/install_deps.sh
+export PATH="$PATH:/usr/local/cuda/bin"
+cmake --preset release >/dev/null
+cmake --build --preset release
+exec build/release/benchmarks/edgewise-bench "$@"

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds Edgewise (CUDA on when nvcc is found) and runs every test: C++ (ctest,
+# GPU cases skip with a message when there is no GPU), Python (pytest) and the
+# install-consumer check.   Usage: tools/test.sh [extra ctest args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/install_deps.sh
+export PATH="$PATH:/usr/local/cuda/bin"
+[ -d ../shared/datasets ] && export EDGEWISE_DATA_DIR="${EDGEWISE_DATA_DIR:-$(cd ../shared/datasets && pwd)}"
+cmake --preset ci
+cmake --build --preset ci
+ctest --preset ci "$@"
