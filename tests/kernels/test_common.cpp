@@ -86,3 +86,23 @@ TEST(Buffer, NegativeSizeIsRejected) { EXPECT_THROW(Buffer<float>(-1), std::inva
 
 }  // namespace
 }  // namespace edgewise::test
+
+namespace edgewise::test {
+namespace {
+TEST(MemoryStats, TrackCurrentAndPeakBytes) {
+  reset_peak_memory(Device::cpu());
+  const auto before = memory_stats(Device::cpu());
+  {
+    Buffer<float> a(1000);
+    Buffer<double> b(500);
+    auto during = memory_stats(Device::cpu());
+    EXPECT_EQ(during.current_bytes, before.current_bytes + 4000 + 4000);
+  }
+  const auto after = memory_stats(Device::cpu());
+  EXPECT_EQ(after.current_bytes, before.current_bytes);
+  EXPECT_GE(after.peak_bytes, before.current_bytes + 8000);
+  reset_peak_memory(Device::cpu());
+  EXPECT_EQ(memory_stats(Device::cpu()).peak_bytes, after.current_bytes);
+}
+}  // namespace
+}  // namespace edgewise::test

@@ -20,6 +20,15 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
 // memset on a device, ordered on `stream` (asynchronous on CUDA).
 void fill_bytes(void* dst, Device device, int byte_value, std::size_t bytes,
                 void* stream = nullptr);
+// Bytes currently allocated through device_allocate on a device, and the peak
+// since the last reset (for reporting memory use, e.g. fused vs message paths).
+struct MemoryStats {
+  std::size_t current_bytes = 0;
+  std::size_t peak_bytes = 0;
+};
+MemoryStats memory_stats(Device device);
+void reset_peak_memory(Device device);
+
 // Waits for all work queued on `stream` of `device` (no-op on CPU).
 void synchronize(Device device, void* stream = nullptr);
 
