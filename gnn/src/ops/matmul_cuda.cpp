@@ -1,0 +1,50 @@
+// Dense matrix products on CUDA through cuBLAS (row-major via the transposed problem).
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <map>
+
+#include "edgewise/kernels/common/check.hpp"
+#include "ops/ops_backends.hpp"
+
+#define EW_CUBLAS_CHECK(expr)                                                                          \
+  do {                                                                                                 \
+    cublasStatus_t ew_status_ = (expr);                                                                \
+    if (ew_status_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+      throw ::edgewise::CudaError(::edgewise::detail::concat(__FILE__, ":", __LINE__, ": ", #expr,    \
+                                                             " failed: cuBLAS status ",               \
+                                                             static_cast<int>(ew_status_)));          \
+    }                                                                                                  \
+  } while (0)
+
+namespace edgewise::gnn::ops::cuda {
+
+namespace {
+// One handle per (thread, device), created on first use and kept for the thread's life.
+cublasHandle_t handle_for(int device) {
+  thread_local std::map<int, cublasHandle_t> handles;
+  auto it = handles.find(device);
+  if (it != handles.end()) return it->second;
+  cublasHandle_t h = nullptr;
+  if (cudaSetDevice(device) != cudaSuccess) throw CudaError("matmul: cudaSetDevice failed");
+  EW_CUBLAS_CHECK(cublasCreate(&h));
+  handles.emplace(device, h);
+  return h;
+}
+}  // namespace
+
+void matmul(const Tensor& a, bool ta, const Tensor& b, bool tb, Tensor& c, float alpha, float beta) {
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and a row-major
+  // matrix read column-major is its transpose: pass B first, A second, no copies.
+  const int m = static_cast<int>(c.rows());
+  const int n = static_cast<int>(c.cols());
+  const int k = static_cast<int>(ta ? a.rows() : a.cols());
+  if (m == 0 || n == 0) return;
+  cublasHandle_t h = handle_for(c.device().index);
+  EW_CUBLAS_CHECK(cublasSetStream(h, nullptr));
+  EW_CUBLAS_CHECK(cublasSgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha,
+                              b.data(), static_cast<int>(b.cols()), a.data(), static_cast<int>(a.cols()), &beta,
+                              c.data(), n));
+}
+
+}  // namespace edgewise::gnn::ops::cuda
