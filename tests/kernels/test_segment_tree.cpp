@@ -361,6 +361,15 @@ TEST(SegmentTreeCore, DescentNeverEntersAZeroChild) {
       << "past y's exact mass inside node 2: the zero right sibling is skipped";
   EXPECT_EQ(descend(tree.data(), 8, total), 4) << "at the total: the last nonzero leaf";
   EXPECT_EQ(descend(tree.data(), 8, 0.0), 0);
+  // Half-open intervals: a target exactly at a boundary belongs to the right leaf.
+  reference::SegmentTreeRef even(4);
+  even.update({0, 1, 2, 3}, {1.0f, 1.0f, 1.0f, 1.0f});
+  const auto quarters = even.nodes();
+  EXPECT_EQ(descend(quarters.data(), 4, 0.0), 0);
+  EXPECT_EQ(descend(quarters.data(), 4, 1.0), 1);
+  EXPECT_EQ(descend(quarters.data(), 4, 2.0), 2);
+  EXPECT_EQ(descend(quarters.data(), 4, std::nextafter(3.0, 0.0)), 2);
+  EXPECT_EQ(descend(quarters.data(), 4, 3.0), 3);
   // All mass on leaf 5 of 8: every target reaches it.
   reference::SegmentTreeRef one(8);
   one.update({5}, {0x1.0p-149f});
