@@ -387,7 +387,7 @@ TEST_P(SegmentTreeTest, DrawsAreIndependentOfThreadCount) {
   std::vector<std::vector<int64_t>> results;
   for (int threads : {1, 2, 1}) {
     omp_set_num_threads(threads);
-    results.push_back(draws(tree, 4000, 8, false));
+    results.push_back(draws(tree, 10000, 8, false));  // enough draws for the parallel path
   }
   omp_set_num_threads(saved);
   EXPECT_EQ(results[0], results[1]);

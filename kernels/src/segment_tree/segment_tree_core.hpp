@@ -78,26 +78,29 @@ EW_HD_INLINE double draw_target(uint64_t seed, int64_t i, int64_t n, bool strati
   return product_rn(fraction, static_cast<double>(total));
 }
 
-// Root-to-leaf descent for target u in [0, tree[1]] (tree[1] > 0): left when
-// u < left sum (strict), else subtract it and go right. A zero child is never
-// entered: when rounding leaves u at or beyond a subtree's mass the descent stays
-// in the nonzero sibling, so the leaf reached always has priority > 0 (each node
-// entered is > 0, and a positive node has a positive child).
+// One step of the root-to-leaf descent for target u: left when u < the left sum
+// (strict), else subtract it and go right. A zero child is never entered: when
+// rounding leaves u at or beyond a subtree's mass the descent stays in the nonzero
+// sibling, so the leaf reached always has priority > 0 (each node entered is > 0,
+// and a positive node has a positive child). Written without branches: the
+// direction is a coin flip no predictor can learn, and the CPU driver interleaves
+// several descents so that their loads overlap.
+EW_HD_INLINE void descend_step(const float* tree, int64_t& node, double& u) {
+  const float left = tree[2 * node];
+  const float right = tree[2 * node + 1];
+  const bool go_right = !(left > 0.0f) || (right > 0.0f && !(u < static_cast<double>(left)));
+  const int64_t step = go_right ? 1 : 0;
+  // left * 0 or left * 1 is exact, so this equals the branchy `if (go_right) u -= left`
+  // bit for bit (fused or not), and compilers keep it a select instead of a branch.
+  u -= static_cast<double>(left) * static_cast<double>(step);
+  node = 2 * node + step;
+}
+
+// The leaf (in [0, L)) reached from the root for target u in [0, tree[1]]
+// (tree[1] > 0). Every leaf is `levels` steps below the root.
 EW_HD_INLINE int64_t descend(const float* tree, int64_t leaves, double u) {
   int64_t node = 1;
-  while (node < leaves) {
-    const float left = tree[2 * node];
-    const float right = tree[2 * node + 1];
-    bool go_left = u < static_cast<double>(left);
-    if (!(right > 0.0f)) go_left = true;
-    if (!(left > 0.0f)) go_left = false;
-    if (go_left) {
-      node = 2 * node;
-    } else {
-      u -= static_cast<double>(left);
-      node = 2 * node + 1;
-    }
-  }
+  while (node < leaves) descend_step(tree, node, u);
   return node - leaves;
 }
 
