@@ -74,6 +74,11 @@ py::array_t<int64_t> sample_py(const SegmentTree& tree, int64_t n, uint64_t seed
 }
 
 py::array_t<float> priorities_py(const SegmentTree& tree) {
+  if (tree.device().is_cpu()) {
+    py::array_t<float> out = new_array<float>({tree.capacity()});
+    tree.priorities(VectorView<float>(out.mutable_data(), tree.capacity()));
+    return out;
+  }
   Buffer<float> out(tree.capacity(), tree.device());
   tree.priorities(out.view());
   return to_numpy(out.to_host_vector());
