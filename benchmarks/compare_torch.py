@@ -101,8 +101,47 @@ def main():
     return 0
 
 
+def segment_tree_cases(rng, repeats, records, name_filter):
+    """One prioritised-replay step: update 1024 priorities, draw 1024 indices.
+
+    edgewise.SegmentTree (O((B + n) log N)) against what a PyTorch user writes:
+    index assignment into a probability vector and torch.multinomial (O(N)).
+    """
+    if name_filter and name_filter not in "segment_tree":
+        return
+    batch = draws = 1024
+    for capacity in (131_072, 500_000, 4_194_304):
+        initial = rng.uniform(1e-3, 1.0, size=capacity).astype(np.float32)
+        batches = [(rng.integers(0, capacity, size=batch), rng.uniform(1e-3, 1.0, size=batch).astype(np.float32))
+                   for _ in range(16)]
+        tree = edgewise.SegmentTree(capacity)
+        tree.update(np.arange(capacity), initial)
+        probs = torch.from_numpy(initial.copy())
+        tbatches = [(torch.from_numpy(i), torch.from_numpy(p)) for i, p in batches]
+        step = {"ew": 0, "th": 0}
+
+        def ew_step():
+            idx, pri = batches[step["ew"] % 16]
+            tree.update(idx, pri)
+            tree.sample(draws, step["ew"])
+            step["ew"] += 1
+
+        def th_step():
+            idx, pri = tbatches[step["th"] % 16]
+            probs[idx] = pri
+            torch.multinomial(probs, draws, replacement=True)
+            step["th"] += 1
+
+        ew = median_ms(ew_step, repeats)
+        th = median_ms(th_step, repeats)
+        rec = {"name": f"segment_tree/update1024+sample1024/capacity={capacity}", "edgewise_ms": ew, "torch_ms": th,
+               "torch_op": "index_put_+multinomial", "speedup": th / ew}
+        records.append(rec)
+        print(f"{rec['name']:<50} edgewise {ew:8.3f} ms  torch.multinomial     {th:8.3f} ms  {th / ew:6.2f}x")
+
+
 # Each section: (rng, repeats, records, name_filter) -> appends records, prints rows.
-SECTIONS = [segment_cases]
+SECTIONS = [segment_cases, segment_tree_cases]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -9,6 +9,7 @@ from ._edgewise import (  # noqa: F401
     cuda_built,
     cuda_device_count,
     segment_reduce,
+    SegmentTree,
 )
 
 __all__ = [
@@ -16,4 +17,5 @@ __all__ = [
     "cuda_built",
     "cuda_device_count",
     "segment_reduce",
+    "SegmentTree",
 ]
