@@ -4,8 +4,10 @@
 // Merge the S + 1 boundaries with the E keys so that boundary s comes before key k
 // iff s <= k. Then boundary s is preceded by exactly the keys < s, i.e. offsets[s] is
 // the number of keys consumed when the merge reaches boundary s. Any thread can
-// start at any diagonal (a count of merged items) after one binary search, so the
-// S + 1 + E items split evenly over threads whatever the key distribution.
+// find where a diagonal (a count of merged items) cuts both lists with one binary
+// search, so the S + 1 + E items split into equal slices whatever the key
+// distribution (one hub, long stretches of empty segments), each slice owning the
+// offsets of its boundaries.
 #pragma once
 
 #include <cstdint>
@@ -44,21 +46,28 @@ EW_HD_INLINE int64_t boundaries_before(const K* keys, int64_t num_keys, int64_t 
   return lo;
 }
 
-// Walks merged items [begin, end): each boundary s met writes offsets[s]. Only
-// offsets[0..S] and keys[0..E) are touched, even for unsorted keys.
+// Writes offsets[s] for the boundaries s among merged items [begin, end): [s0, s1).
+// Within the slice: offsets[s0] starts at the keys consumed before it; every key k
+// writes k + 1 at its key + 1 (the last key of a run leaves the run's end, i.e. the
+// number of keys < key + 1, at the next segment's offset); segments no key ends
+// before keep 0 and take their predecessor's offset in a running max. Branch-free
+// per key (no data-dependent branch to mispredict at every run), and only
+// offsets[s0, s1) is touched even for unsorted keys, so slices never overlap.
 template <class K>
-EW_HD_INLINE void write_offsets(const K* keys, int64_t num_keys, int64_t segments, int64_t begin, int64_t end,
-                                int64_t* offsets) {
-  int64_t s = boundaries_before(keys, num_keys, segments, begin);
-  int64_t k = begin - s;
-  for (int64_t d = begin; d < end; ++d) {
-    if (s <= segments && (k >= num_keys || s <= static_cast<int64_t>(keys[k]))) {
-      offsets[s] = k;
-      ++s;
-    } else {
-      ++k;
-    }
+EW_HD_INLINE void write_offsets(const K* __restrict keys, int64_t num_keys, int64_t segments, int64_t begin,
+                                int64_t end, int64_t* __restrict offsets) {
+  const int64_t s0 = boundaries_before(keys, num_keys, segments, begin);
+  const int64_t s1 = boundaries_before(keys, num_keys, segments, end);
+  if (s0 == s1) return;
+  const int64_t k0 = begin - s0;
+  const int64_t k1 = end - s1;
+  offsets[s0] = k0;
+  for (int64_t s = s0 + 1; s < s1; ++s) offsets[s] = 0;
+  for (int64_t k = k0; k < k1; ++k) {
+    const int64_t target = static_cast<int64_t>(keys[k]) + 1;
+    if (target >= s0 && target < s1) offsets[target] = k + 1;
   }
+  for (int64_t s = s0 + 1; s < s1; ++s) offsets[s] = offsets[s] > offsets[s - 1] ? offsets[s] : offsets[s - 1];
 }
 
 }  // namespace edgewise::offsets_detail

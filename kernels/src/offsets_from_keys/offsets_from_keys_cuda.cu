@@ -1,8 +1,8 @@
 // offsets_from_keys CUDA driver: each thread takes kItemsPerThread consecutive items
-// of the merged boundaries-and-keys sequence, finds its start by merge-path binary
-// search and writes the offsets of the boundaries it meets (offsets_from_keys_core.hpp,
-// the same walk the CPU threads do). Work per thread is fixed whatever the skew;
-// every offset has one writer.
+// of the merged boundaries-and-keys sequence, finds where they cut both lists by
+// merge-path binary search and writes the offsets of its boundaries
+// (offsets_from_keys_core.hpp, the same slice code the CPU threads run). Work per
+// thread is fixed whatever the skew; every offset has one writer.
 #include "common/cuda_check.hpp"
 #include "common/launch.cuh"
 #include "offsets_from_keys/offsets_from_keys_backends.hpp"
@@ -13,7 +13,7 @@ namespace edgewise::offsets_detail {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int64_t kItemsPerThread = 16;
+constexpr int64_t kItemsPerThread = 32;
 
 template <class K>
 __global__ void first_bad_key_kernel(const K* __restrict__ keys, int64_t n, int64_t segments,

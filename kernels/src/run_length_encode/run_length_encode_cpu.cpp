@@ -5,8 +5,9 @@
 // positions (an adjacent-compare loop the compiler vectorises) and notes its first
 // run start. The scan of the block counts numbers the runs; the capacity is checked
 // there, before any write. Pass 2: each thread walks its block again and writes
-// values[r] at each run start; a run's length is the distance to the next run start,
-// which for a block's last run is the first run start of a later block (or N).
+// values[r] at each run start (staged branch-free, see place_runs); a run's length is
+// the distance to the next run start, which for a block's last run is the first run
+// start of a later block (or N). Two reads of the keys and no scratch of size N.
 // Every output element has one writer: no atomics, same result at any thread count.
 #include <omp.h>
 
@@ -64,30 +65,50 @@ int64_t count_run_starts(const ChunkedKeys<K>& keys, int64_t begin, int64_t end,
 
 // Writes the runs starting in [begin, end), numbered from `run`. `next_start` is the
 // first run start after `end` (or N): where this block's last run ends.
+//
+// Run starts are staged branch-free (every key is written to the next stage slot,
+// which advances only at a boundary), so runs at irregular distances cost no
+// mispredicted branch; the stage goes out when full. The last staged run is held
+// back because its length needs the next start.
 template <bool kLengths, class K>
 void place_runs(const ChunkedKeys<K>& keys, int64_t begin, int64_t end, int64_t run, int64_t next_start,
                 K* __restrict values, int64_t* __restrict lengths) {
   if (begin >= end) return;
-  int64_t last_start = -1;
-  auto start_run = [&](int64_t position, K key) {
-    values[run] = key;
+  constexpr int kStage = 256;
+  K stage_key[kStage];
+  int64_t stage_start[kStage];
+  int staged = 0;
+  // Emits staged runs [0, count); the one after them (if staged) gives the last end.
+  auto emit = [&](int count, int64_t end_of_last) {
+    for (int q = 0; q < count; ++q) values[run + q] = stage_key[q];
     if constexpr (kLengths) {
-      if (last_start >= 0) lengths[run - 1] = position - last_start;
-      last_start = position;
+      for (int q = 0; q + 1 < count; ++q) lengths[run + q] = stage_start[q + 1] - stage_start[q];
+      if (count > 0) lengths[run + count - 1] = end_of_last - stage_start[count - 1];
     }
-    ++run;
+    run += count;
   };
   K previous = keys.at(begin);
-  if (run_starts_at(keys, begin)) start_run(begin, previous);
+  if (run_starts_at(keys, begin)) {
+    stage_key[0] = previous;
+    stage_start[0] = begin;
+    staged = 1;
+  }
   for_each_piece(keys, begin + 1, end, [&](int64_t position, const K* p, int64_t n) {
     for (int64_t j = 0; j < n; ++j) {
-      if (is_run_boundary(previous, p[j])) start_run(position + j, p[j]);
-      previous = p[j];
+      const K key = p[j];
+      stage_key[staged] = key;
+      stage_start[staged] = position + j;
+      staged += is_run_boundary(previous, key) ? 1 : 0;
+      previous = key;
+      if (staged == kStage) {  // all but the last go out; it moves to the front
+        emit(kStage - 1, stage_start[kStage - 1]);
+        stage_key[0] = stage_key[kStage - 1];
+        stage_start[0] = stage_start[kStage - 1];
+        staged = 1;
+      }
     }
   });
-  if constexpr (kLengths) {
-    if (last_start >= 0) lengths[run - 1] = next_start - last_start;
-  }
+  emit(staged, next_start);
 }
 
 template <bool kLengths, class K>

@@ -28,6 +28,10 @@ namespace {
 constexpr int kMaxDigitBits = 11;            // 2048 buckets: the scatter targets stay in L2
 constexpr int64_t kSerialBelow = int64_t{1} << 14;  // smaller inputs: one thread, no fork/join
 
+// Items per 64-byte cache line (write-combining granule).
+template <class Item>
+constexpr int kLineItems = sizeof(Item) >= 64 ? 1 : static_cast<int>(64 / sizeof(Item));
+
 // One word per item: the varying key field above the index.
 struct PackedCodec {
   using Item = uint64_t;
@@ -86,10 +90,17 @@ struct ValuesSink {
 };
 
 // One stable LSD pass over n items: load(i) gives item i, store(pos, item) puts it
-// at its sorted position for the digit at `shift`. `hist` holds threads << digit_bits.
+// at its sorted position for the digit at `shift`. `hist` holds threads << digit_bits
+// counters; `combine` holds threads << digit_bits cache lines of items.
+//
+// Scattered single stores to 2^digit_bits places thrash the TLB and read every
+// line before writing it; instead each bucket collects a cache line of items in
+// `combine` (software write-combining) and a full line goes out in one burst.
 template <class Codec, class Load, class Store>
 void radix_pass(const Codec& codec, int64_t n, int shift, int digit_bits, int threads, int64_t* hist,
-                const Load& load, const Store& store) {
+                typename Codec::Item* combine, const Load& load, const Store& store) {
+  using Item = typename Codec::Item;
+  constexpr int kLine = kLineItems<Item>;
   const int64_t buckets = int64_t{1} << digit_bits;
   const uint64_t mask = static_cast<uint64_t>(buckets) - 1;
 #pragma omp parallel num_threads(threads)
@@ -114,13 +125,31 @@ void radix_pass(const Codec& codec, int64_t n, int shift, int digit_bits, int th
         }
       }
     }
-    // A private copy of this thread's offsets: stores through `store` cannot alias it.
+    // Private copies of this thread's offsets and line fill levels: stores through
+    // `store` cannot alias them.
     int64_t next[int64_t{1} << kMaxDigitBits];
+    int32_t fill[int64_t{1} << kMaxDigitBits];
     std::copy(h, h + buckets, next);
+    std::fill(fill, fill + buckets, 0);
+    Item* lines = combine + t * buckets * kLine;
+    auto flush = [&](int64_t d, int count) {
+      const int64_t pos = next[d];
+      const Item* line = lines + d * kLine;
+      for (int j = 0; j < count; ++j) store(pos + j, line[j]);
+      next[d] = pos + count;
+    };
     for (int64_t i = begin; i < end; ++i) {
-      const auto item = load(i);
-      store(next[(codec.word(item) >> shift) & mask]++, item);
+      const Item item = load(i);
+      const int64_t d = static_cast<int64_t>((codec.word(item) >> shift) & mask);
+      int f = fill[d];
+      lines[d * kLine + f] = item;
+      if (++f == kLine) {
+        flush(d, kLine);
+        f = 0;
+      }
+      fill[d] = f;
     }
+    for (int64_t d = 0; d < buckets; ++d) flush(d, fill[d]);
   }
 }
 
@@ -131,10 +160,12 @@ void run_passes(const Codec& codec, const K* keys, int64_t n, DigitPlan plan, co
   const int buffers = std::min(plan.passes - 1, 2);
   ScratchLayout layout;
   const std::size_t hist_at = layout.add<int64_t>(static_cast<int64_t>(threads) << plan.digit_bits);
+  const std::size_t combine_at = layout.add<Item>((static_cast<int64_t>(threads) << plan.digit_bits) * kLineItems<Item>);
   const std::size_t a_at = layout.add<Item>(buffers >= 1 ? n : 0);
   const std::size_t b_at = layout.add<Item>(buffers >= 2 ? n : 0);
   void* base = ctx.scratch(layout.bytes());
   int64_t* hist = ScratchLayout::at<int64_t>(base, hist_at);
+  Item* combine = ScratchLayout::at<Item>(base, combine_at);
   Item* buf[2] = {ScratchLayout::at<Item>(base, a_at), ScratchLayout::at<Item>(base, b_at)};
 
   auto from_keys = [&codec, keys](int64_t i) { return codec.make(KeyBits<K>::ordered(keys[i]), i); };
@@ -150,13 +181,13 @@ void run_passes(const Codec& codec, const K* keys, int64_t n, DigitPlan plan, co
     auto from_buffer = [in](int64_t i) { return in[i]; };
     auto to_buffer = [out](int64_t pos, const Item& item) { out[pos] = item; };
     if (first && last) {
-      radix_pass(codec, n, shift, plan.digit_bits, threads, hist, from_keys, to_sink);
+      radix_pass(codec, n, shift, plan.digit_bits, threads, hist, combine, from_keys, to_sink);
     } else if (first) {
-      radix_pass(codec, n, shift, plan.digit_bits, threads, hist, from_keys, to_buffer);
+      radix_pass(codec, n, shift, plan.digit_bits, threads, hist, combine, from_keys, to_buffer);
     } else if (last) {
-      radix_pass(codec, n, shift, plan.digit_bits, threads, hist, from_buffer, to_sink);
+      radix_pass(codec, n, shift, plan.digit_bits, threads, hist, combine, from_buffer, to_sink);
     } else {
-      radix_pass(codec, n, shift, plan.digit_bits, threads, hist, from_buffer, to_buffer);
+      radix_pass(codec, n, shift, plan.digit_bits, threads, hist, combine, from_buffer, to_buffer);
     }
   }
 }
