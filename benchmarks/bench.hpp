@@ -24,6 +24,7 @@ struct Prepared {
   double bytes = 0;           // bytes the op must move (read + write), for GB/s
   std::string baseline;       // optional: name of a case this one is compared with
   std::string detail;         // optional: a short note printed with the row
+  int max_repeats = 0;        // optional cap on timed calls (slow baselines); 0: the harness default
 };
 
 struct Case {

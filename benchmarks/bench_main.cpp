@@ -159,7 +159,8 @@ int main_impl(int argc, char** argv) {
     }
     Prepared p = c->prepare(options);
     const bool gpu = c->device.is_cuda();
-    auto times = time_calls(p.run, options.quick ? 5 : (gpu ? 50 : 20), options.quick ? 50 : 300, 2000);
+    auto times = time_calls(p.run, options.quick ? 5 : (gpu ? 50 : 20), options.quick ? 50 : 300,
+                            p.max_repeats > 0 ? p.max_repeats : 2000);
     Row r;
     r.name = full;
     r.device = c->device;

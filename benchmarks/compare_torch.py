@@ -140,8 +140,47 @@ def segment_tree_cases(rng, repeats, records, name_filter):
         print(f"{rec['name']:<50} edgewise {ew:8.3f} ms  torch.multinomial     {th:8.3f} ms  {th / ew:6.2f}x")
 
 
+def sort_rle_offsets_cases(rng, repeats, records, name_filter):
+    """sort_by_key vs torch.sort(stable=True); run_length_encode / unique vs
+    torch.unique_consecutive; offsets_from_keys vs torch.searchsorted and bincount+cumsum."""
+
+    def wanted(op):
+        return not name_filter or name_filter in op
+
+    def report(name, ew, th, torch_op):
+        rec = {"name": name, "edgewise_ms": ew, "torch_ms": th, "torch_op": torch_op, "speedup": th / ew}
+        records.append(rec)
+        print(f"{name:<50} edgewise {ew:8.3f} ms  {torch_op:<24} {th:8.3f} ms  {th / ew:6.2f}x")
+
+    E = 10_000_000
+    if wanted("sort_by_key"):
+        for bits in (20, 40):
+            keys = rng.integers(0, 2**bits, size=E, dtype=np.int64)
+            tk = torch.from_numpy(keys)
+            ew = median_ms(lambda: edgewise.sort_by_key(keys), repeats)
+            th = median_ms(lambda: torch.sort(tk, stable=True), repeats)
+            report(f"sort_by_key/permutation/int64,E=10M,keys<2^{bits}", ew, th, "sort(stable=True)")
+    sorted_keys = np.sort(rng.integers(0, 1_000_000, size=E, dtype=np.int64))
+    ts = torch.from_numpy(sorted_keys)
+    if wanted("run_length_encode"):
+        ew = median_ms(lambda: edgewise.run_length_encode(sorted_keys), repeats)
+        th = median_ms(lambda: torch.unique_consecutive(ts, return_counts=True), repeats)
+        report("run_length_encode/encode/int64,E=10M,runs~1M", ew, th, "unique_consecutive+counts")
+    if wanted("unique"):
+        ew = median_ms(lambda: edgewise.unique(sorted_keys), repeats)
+        th = median_ms(lambda: torch.unique_consecutive(ts), repeats)
+        report("run_length_encode/unique/int64,E=10M,runs~1M", ew, th, "unique_consecutive")
+    if wanted("offsets_from_keys"):
+        S = 1_000_000
+        bounds = torch.arange(S + 1)
+        ew = median_ms(lambda: edgewise.offsets_from_keys(sorted_keys, S), repeats)
+        th = median_ms(lambda: torch.searchsorted(ts, bounds), repeats)
+        report("offsets_from_keys/validated/int64,E=10M,S=1M", ew, th, "searchsorted")
+        th2 = median_ms(lambda: torch.cumsum(torch.bincount(ts, minlength=S), 0), repeats)
+        report("offsets_from_keys/validated/int64,E=10M,S=1M", ew, th2, "bincount+cumsum")
+
 # Each section: (rng, repeats, records, name_filter) -> appends records, prints rows.
-SECTIONS = [segment_cases, segment_tree_cases]
+SECTIONS = [segment_cases, segment_tree_cases, sort_rle_offsets_cases]
 
 if __name__ == "__main__":
     sys.exit(main())

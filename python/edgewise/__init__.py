@@ -8,14 +8,22 @@ from ._edgewise import (  # noqa: F401
     __version__,
     cuda_built,
     cuda_device_count,
+    offsets_from_keys,
+    run_length_encode,
     segment_reduce,
     SegmentTree,
+    sort_by_key,
+    unique,
 )
 
 __all__ = [
     "__version__",
     "cuda_built",
     "cuda_device_count",
+    "offsets_from_keys",
+    "run_length_encode",
     "segment_reduce",
     "SegmentTree",
+    "sort_by_key",
+    "unique",
 ]

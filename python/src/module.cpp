@@ -9,6 +9,9 @@ namespace py = pybind11;
 namespace edgewise::python {
 void register_segment_reduce(py::module_& m);
 void register_segment_tree(py::module_& m);
+void register_sort_by_key(py::module_& m);
+void register_run_length_encode(py::module_& m);
+void register_offsets_from_keys(py::module_& m);
 }  // namespace edgewise::python
 
 PYBIND11_MODULE(_edgewise, m) {
@@ -19,4 +22,7 @@ PYBIND11_MODULE(_edgewise, m) {
         "Number of usable CUDA devices (0 without a GPU or driver; never raises).");
   edgewise::python::register_segment_reduce(m);
   edgewise::python::register_segment_tree(m);
+  edgewise::python::register_sort_by_key(m);
+  edgewise::python::register_run_length_encode(m);
+  edgewise::python::register_offsets_from_keys(m);
 }

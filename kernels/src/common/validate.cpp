@@ -11,6 +11,15 @@ void require_device(const char* op, const char* name, Device actual, const Conte
              ctx.device().str(), " (views are never copied between devices implicitly)");
 }
 
+void require_disjoint(const char* op, const char* a_name, const void* a_data, std::size_t a_bytes,
+                      const char* b_name, const void* b_data, std::size_t b_bytes) {
+  if (a_bytes == 0 || b_bytes == 0) return;
+  const auto a = reinterpret_cast<std::uintptr_t>(a_data);
+  const auto b = reinterpret_cast<std::uintptr_t>(b_data);
+  EW_REQUIRE(a + a_bytes <= b || b + b_bytes <= a, op, ": ", a_name, " and ", b_name,
+             " overlap in memory (outputs must not share memory with the input or with each other)");
+}
+
 void validate_offsets(const char* op, const char* name, VectorView<const int64_t> offsets,
                       int64_t rows, Context& ctx) {
   EW_REQUIRE(offsets.size >= 1, op, ": ", name, ".size() (", offsets.size, ") must be at least 1");

@@ -1,6 +1,7 @@
 // Boundary checks shared by the primitives' dispatch code (run before any write).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "edgewise/kernels/common/context.hpp"
@@ -15,6 +16,11 @@ void require_device(const char* op, const char* name, Device actual, const Conte
 // offsets on their device (CUDA: one small kernel and one read-back).
 void validate_offsets(const char* op, const char* name, VectorView<const int64_t> offsets,
                       int64_t rows, Context& ctx);
+
+// Two views that an op reads and writes (or writes twice) must not share memory:
+// `a` ([a_bytes] at a_data) and `b`. Empty views never overlap.
+void require_disjoint(const char* op, const char* a_name, const void* a_data, std::size_t a_bytes,
+                      const char* b_name, const void* b_data, std::size_t b_bytes);
 
 // CUDA half of validate_offsets: index of the first bad offset, or -1.
 int64_t first_bad_offset_cuda(VectorView<const int64_t> offsets, int64_t rows, Context& ctx);

@@ -1,0 +1,24 @@
+// run_length_encode backend entry points (arguments already validated by
+// run_length_encode.cpp). with_lengths false means unique: values only.
+#pragma once
+
+#include "edgewise/kernels/run_length_encode.hpp"
+
+namespace edgewise::rle_detail {
+
+// Throws std::invalid_argument (naming `op`) when values (or, with_lengths, lengths)
+// hold fewer than `runs` elements. Backends call it once the run count is known,
+// before any write.
+template <class K>
+void require_run_capacity(const char* op, int64_t runs, VectorView<K> values, VectorView<int64_t> lengths,
+                          bool with_lengths);
+
+template <class K>
+int64_t run_length_encode_cpu(const char* op, std::span<const VectorView<const K>> chunks, VectorView<K> values,
+                              VectorView<int64_t> lengths, bool with_lengths, Context& ctx);
+
+template <class K>
+int64_t run_length_encode_cuda(const char* op, std::span<const VectorView<const K>> chunks, VectorView<K> values,
+                               VectorView<int64_t> lengths, bool with_lengths, Context& ctx);
+
+}  // namespace edgewise::rle_detail

@@ -1,0 +1,156 @@
+// run_length_encode CPU driver: boundary flags -> scan -> materialise, as a blocked
+// two-pass scan (common/blocked_scan.hpp) so the flags are never stored.
+//
+// Pass 1: each thread counts the run starts in its contiguous block of global
+// positions (an adjacent-compare loop the compiler vectorises) and notes its first
+// run start. The scan of the block counts numbers the runs; the capacity is checked
+// there, before any write. Pass 2: each thread walks its block again and writes
+// values[r] at each run start (staged branch-free, see place_runs); a run's length is
+// the distance to the next run start, which for a block's last run is the first run
+// start of a later block (or N). Two reads of the keys and no scratch of size N.
+// Every output element has one writer: no atomics, same result at any thread count.
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "common/blocked_scan.hpp"
+#include "run_length_encode/run_length_encode_backends.hpp"
+#include "run_length_encode/run_length_encode_core.hpp"
+
+namespace edgewise::rle_detail {
+
+namespace {
+
+// Calls f(global_position, pointer, count) for the contiguous pieces of [begin, end)
+// (one per chunk it touches; empty chunks give no piece).
+template <class K, class F>
+void for_each_piece(const ChunkedKeys<K>& keys, int64_t begin, int64_t end, const F& f) {
+  if (begin >= end) return;
+  int64_t i = begin;
+  for (int64_t c = keys.chunk_of(begin); i < end; ++c) {
+    const int64_t piece_end = std::min(keys.start[c + 1], end);
+    if (piece_end > i) f(i, keys.chunk[c] + (i - keys.start[c]), piece_end - i);
+    i = std::max(i, piece_end);
+  }
+}
+
+// Run starts in [begin, end); `first` gets the position of the first (or stays unchanged).
+template <class K>
+int64_t count_run_starts(const ChunkedKeys<K>& keys, int64_t begin, int64_t end, int64_t& first) {
+  if (begin >= end) return 0;
+  int64_t count = 0;
+  if (run_starts_at(keys, begin)) {
+    count = 1;
+    first = begin;
+  }
+  K previous = keys.at(begin);
+  for_each_piece(keys, begin + 1, end, [&](int64_t position, const K* p, int64_t n) {
+    int64_t here = is_run_boundary(previous, p[0]) ? 1 : 0;
+    for (int64_t j = 1; j < n; ++j) here += is_run_boundary(p[j - 1], p[j]) ? 1 : 0;
+    if (count == 0 && here > 0) {  // this block's first run start lies in this piece
+      K before = previous;
+      for (int64_t j = 0; j < n; before = p[j], ++j) {
+        if (is_run_boundary(before, p[j])) {
+          first = position + j;
+          break;
+        }
+      }
+    }
+    count += here;
+    previous = p[n - 1];
+  });
+  return count;
+}
+
+// Writes the runs starting in [begin, end), numbered from `run`. `next_start` is the
+// first run start after `end` (or N): where this block's last run ends.
+//
+// Run starts are staged branch-free (every key is written to the next stage slot,
+// which advances only at a boundary), so runs at irregular distances cost no
+// mispredicted branch; the stage goes out when full. The last staged run is held
+// back because its length needs the next start.
+template <bool kLengths, class K>
+void place_runs(const ChunkedKeys<K>& keys, int64_t begin, int64_t end, int64_t run, int64_t next_start,
+                K* __restrict values, int64_t* __restrict lengths) {
+  if (begin >= end) return;
+  constexpr int kStage = 256;
+  K stage_key[kStage];
+  int64_t stage_start[kStage];
+  int staged = 0;
+  // Emits staged runs [0, count); the one after them (if staged) gives the last end.
+  auto emit = [&](int count, int64_t end_of_last) {
+    for (int q = 0; q < count; ++q) values[run + q] = stage_key[q];
+    if constexpr (kLengths) {
+      for (int q = 0; q + 1 < count; ++q) lengths[run + q] = stage_start[q + 1] - stage_start[q];
+      if (count > 0) lengths[run + count - 1] = end_of_last - stage_start[count - 1];
+    }
+    run += count;
+  };
+  K previous = keys.at(begin);
+  if (run_starts_at(keys, begin)) {
+    stage_key[0] = previous;
+    stage_start[0] = begin;
+    staged = 1;
+  }
+  for_each_piece(keys, begin + 1, end, [&](int64_t position, const K* p, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+      const K key = p[j];
+      stage_key[staged] = key;
+      stage_start[staged] = position + j;
+      staged += is_run_boundary(previous, key) ? 1 : 0;
+      previous = key;
+      if (staged == kStage) {  // all but the last go out; it moves to the front
+        emit(kStage - 1, stage_start[kStage - 1]);
+        stage_key[0] = stage_key[kStage - 1];
+        stage_start[0] = stage_start[kStage - 1];
+        staged = 1;
+      }
+    }
+  });
+  emit(staged, next_start);
+}
+
+template <bool kLengths, class K>
+int64_t encode(const char* op, const ChunkedKeys<K>& keys, VectorView<K> values, VectorView<int64_t> lengths) {
+  const int64_t n = keys.size();
+  if (n == 0) return 0;
+  detail::BlockedScan scan(n);
+  std::vector<int64_t> first(static_cast<std::size_t>(scan.blocks()), n);
+  const int64_t runs = scan.count([&](int64_t b, int64_t begin, int64_t end) {
+    return count_run_starts(keys, begin, end, first[b]);
+  });
+  require_run_capacity(op, runs, values, lengths, kLengths);
+  // next_start[b]: the first run start after block b.
+  std::vector<int64_t> next_start(static_cast<std::size_t>(scan.blocks()), n);
+  for (int64_t b = scan.blocks() - 2; b >= 0; --b) next_start[b] = std::min(next_start[b + 1], first[b + 1]);
+  scan.place([&](int64_t b, int64_t begin, int64_t end, int64_t run) {
+    place_runs<kLengths>(keys, begin, end, run, next_start[b], values.data, lengths.data);
+  });
+  return runs;
+}
+
+}  // namespace
+
+template <class K>
+int64_t run_length_encode_cpu(const char* op, std::span<const VectorView<const K>> chunks, VectorView<K> values,
+                              VectorView<int64_t> lengths, bool with_lengths, Context&) {
+  std::vector<const K*> pointers(chunks.size());
+  std::vector<int64_t> start(chunks.size() + 1, 0);
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    pointers[c] = chunks[c].data;
+    start[c + 1] = start[c] + chunks[c].size;
+  }
+  const ChunkedKeys<K> keys{pointers.data(), start.data(), static_cast<int64_t>(chunks.size())};
+  return with_lengths ? encode<true>(op, keys, values, lengths) : encode<false>(op, keys, values, lengths);
+}
+
+#define EW_INSTANTIATE(K)                                                                                        \
+  template int64_t run_length_encode_cpu<K>(const char*, std::span<const VectorView<const K>>, VectorView<K>, \
+                                            VectorView<int64_t>, bool, Context&);
+EW_INSTANTIATE(uint32_t)
+EW_INSTANTIATE(int32_t)
+EW_INSTANTIATE(int64_t)
+#undef EW_INSTANTIATE
+
+}  // namespace edgewise::rle_detail
