@@ -1,0 +1,339 @@
+// spmm CPU driver (OpenMP): gather-reduce over CSR rows, and the weight gradient.
+//
+// Gathers are latency-bound, not bandwidth-bound, so the loop over a row's edges
+// prefetches the gathered rows kPrefetchEdges edges ahead, and the feature width is a
+// compile-time constant for the common widths (the accumulators stay in registers).
+// Each destination row is reduced by one thread in edge order: outputs need no
+// atomics, and the summation order never depends on the thread count. Threads take
+// contiguous row ranges of equal cost (edges + a per-row overhead) found by binary
+// search on the offsets, so skewed degrees balance by edges, not rows. Rows longer
+// than a fixed piece (in elements) are cut into pieces reduced in parallel and merged
+// in piece order — a hub cannot serialise one thread, and because the piece size is
+// fixed the result stays bitwise identical at any thread count.
+#include <omp.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "edgewise/kernels/common/bounds.hpp"
+#include "edgewise/kernels/common/reducer.hpp"
+#include "spmm/spmm_backends.hpp"
+
+namespace edgewise::spmm_detail {
+
+namespace {
+
+constexpr int64_t kCpuPieceElements = int64_t{1} << 18;  // a hub piece: ~1 MB of float messages
+constexpr int64_t kRowCostEdges = 2;                     // per-row overhead, in edges, for balancing
+constexpr int64_t kPrefetchEdges = 20;                   // how far ahead gathered rows are prefetched
+constexpr uintptr_t kLine = 64;
+// Below this many gathered elements one thread does the work: a parallel region costs
+// more than it saves (and far more when the machine is oversubscribed).
+constexpr int64_t kParallelMinElements = int64_t{1} << 15;
+
+// Prefetches (for reading, into L1) every cache line of `bytes` bytes at `p`.
+inline void prefetch_bytes(const void* p, int64_t bytes) {
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~(kLine - 1);
+  const uintptr_t last = reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes) - 1;
+  for (uintptr_t q = first; q <= last; q += kLine) __builtin_prefetch(reinterpret_cast<const void*>(q), 0, 3);
+}
+
+template <class T, class I>
+inline void prefetch_edge(const GatherRows<T, I>& source, int64_t e, int64_t row_bytes) {
+  prefetch_bytes(source.row_of(e), row_bytes);
+  const EdgeScale<T>& scale = source.scale;
+  if (scale.weights != nullptr && scale.weight_ids != nullptr) __builtin_prefetch(scale.weights + scale.weight_ids[e]);
+  if (scale.degree_offsets != nullptr) __builtin_prefetch(scale.degree_offsets + source.indices[e]);
+}
+
+template <class T, class I>
+inline void prefetch_edge(const ArgGradRows<T, I>& source, int64_t t, int64_t row_bytes) {
+  prefetch_bytes(source.row_of(t), row_bytes);
+  prefetch_bytes(source.arg_row_of(t), row_bytes / static_cast<int64_t>(sizeof(T)) * 8);
+  if (source.weights != nullptr) __builtin_prefetch(source.weights + source.edge_ids[t]);
+}
+
+// Rows longer than one piece, in row order, with prefix sums of their edges and pieces.
+struct Hubs {
+  std::vector<int64_t> rows;
+  std::vector<int64_t> edges_before{0};  // [count + 1]
+  std::vector<int64_t> piece_start{0};   // [count + 1]
+  int64_t count() const { return static_cast<int64_t>(rows.size()); }
+};
+
+Hubs find_hubs(const int64_t* off, int64_t rows, int64_t piece_edges) {
+  Hubs hubs;
+  for (int64_t s = 0; s < rows; ++s) {
+    const int64_t length = off[s + 1] - off[s];
+    if (length > piece_edges) {
+      hubs.rows.push_back(s);
+      hubs.edges_before.push_back(hubs.edges_before.back() + length);
+      hubs.piece_start.push_back(hubs.piece_start.back() + piece_count(length, piece_edges));
+    }
+  }
+  return hubs;
+}
+
+// Rows [first, last) of thread t of `threads`: contiguous, of about equal cost (edges of
+// rows that are not hubs + kRowCostEdges per row; hub edges go to the pieces).
+std::pair<int64_t, int64_t> thread_rows(const int64_t* off, int64_t rows, const Hubs& hubs, int64_t t,
+                                        int64_t threads) {
+  auto cost = [&](int64_t s) {  // nondecreasing in s
+    const int64_t hubs_before = lower_bound_index(hubs.rows.data(), 0, hubs.count(), s);
+    return off[s] - hubs.edges_before[hubs_before] + s * kRowCostEdges;
+  };
+  const int64_t total = cost(rows);
+  auto first_row_at = [&](int64_t target) {
+    int64_t lo = 0, hi = rows;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (cost(mid) < target) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  };
+  const int64_t first = t == 0 ? 0 : first_row_at(total / threads * t + std::min(t, total % threads));
+  const int64_t last =
+      t + 1 == threads ? rows : first_row_at(total / threads * (t + 1) + std::min(t + 1, total % threads));
+  return {first, last};
+}
+
+template <class T, ReduceOp Op, bool kArg, bool kScaled, int W, class Source>
+struct GatherReduceCpu {
+  using R = Reducer<Op, T>;
+  using Acc = typename R::Acc;
+
+  // The edge loop over `w` columns of acc/arg (w is W when W > 0, so the inner loops
+  // have a compile-time trip count and the accumulators live in registers).
+  template <class Width>
+  static void fold_loop(const Source& source, Width w, int64_t row_bytes, int64_t begin, int64_t end,
+                        int64_t prefetch_end, Acc* __restrict acc, int64_t* __restrict arg) {
+    for (int64_t j = 0; j < w; ++j) {
+      acc[j] = R::identity();
+      if constexpr (kArg) arg[j] = -1;
+    }
+    for (int64_t e = begin; e < end; ++e) {
+      if (e + kPrefetchEdges < prefetch_end) prefetch_edge(source, e + kPrefetchEdges, row_bytes);
+      const auto edge = source.template edge<kScaled>(e);
+      if constexpr (kArg) {
+        for (int64_t j = 0; j < w; ++j) R::accumulate(acc[j], arg[j], Source::template value<kScaled>(edge, j), e);
+      } else {
+#pragma omp simd
+        for (int64_t j = 0; j < w; ++j) R::accumulate(acc[j], Source::template value<kScaled>(edge, j));
+      }
+    }
+  }
+
+  static void write_row(const Acc* acc, const int64_t* arg, int64_t cols, int64_t count, T* __restrict out_row,
+                        int64_t* __restrict arg_row) {
+    for (int64_t j = 0; j < cols; ++j) out_row[j] = R::finalize(acc[j], count);
+    if constexpr (kArg) {
+      for (int64_t j = 0; j < cols; ++j) arg_row[j] = count > 0 ? arg[j] : -1;
+    }
+  }
+
+  // Reduces destination row s into out_row/arg_row, prefetching up to prefetch_end.
+  // heap_acc/heap_arg [C] are the accumulators of the generic width (W == 0).
+  static void reduce_row(const Source& source, int64_t cols, int64_t begin, int64_t end, int64_t prefetch_end,
+                         T* out_row, int64_t* arg_row, Acc* heap_acc, int64_t* heap_arg) {
+    const int64_t row_bytes = cols * static_cast<int64_t>(sizeof(T));
+    if constexpr (W > 0) {
+      Acc acc[W];
+      int64_t arg[kArg ? W : 1];
+      fold_loop(source, std::integral_constant<int64_t, W>{}, row_bytes, begin, end, prefetch_end, acc, arg);
+      write_row(acc, arg, W, end - begin, out_row, arg_row);
+    } else {
+      fold_loop(source, cols, row_bytes, begin, end, prefetch_end, heap_acc, heap_arg);
+      write_row(heap_acc, heap_arg, cols, end - begin, out_row, arg_row);
+    }
+  }
+
+  // Folds edges [begin, end) of a hub into its piece partial acc_out/arg_out [C].
+  static void reduce_piece(const Source& source, int64_t cols, int64_t begin, int64_t end, Acc* __restrict acc_out,
+                           int64_t* __restrict arg_out) {
+    const int64_t row_bytes = cols * static_cast<int64_t>(sizeof(T));
+    if constexpr (W > 0) {
+      Acc acc[W];
+      int64_t arg[kArg ? W : 1];
+      fold_loop(source, std::integral_constant<int64_t, W>{}, row_bytes, begin, end, end, acc, arg);
+      for (int64_t j = 0; j < W; ++j) {
+        acc_out[j] = acc[j];
+        if constexpr (kArg) arg_out[j] = arg[j];
+      }
+    } else {
+      fold_loop(source, cols, row_bytes, begin, end, end, acc_out, arg_out);
+    }
+  }
+
+  static void run(const Source& source, const RowsOut<T>& dest, Context& ctx) {
+    const int64_t S = dest.rows;
+    const int64_t C = dest.cols;
+    const int64_t* off = dest.offsets;
+    const int64_t piece_edges = piece_rows(C, kCpuPieceElements);
+    const Hubs hubs = find_hubs(off, S, piece_edges);
+    const int64_t hub_count = hubs.count();
+    const int64_t total_pieces = hubs.piece_start.back();
+
+    Acc* piece_acc = nullptr;
+    int64_t* piece_arg = nullptr;
+    if (total_pieces > 0) {
+      ScratchLayout layout;
+      const std::size_t acc_at = layout.add<Acc>(total_pieces * C);
+      const std::size_t arg_at = layout.add<int64_t>(kArg ? total_pieces * C : 0);
+      void* base = ctx.scratch(layout.bytes());
+      piece_acc = ScratchLayout::at<Acc>(base, acc_at);
+      piece_arg = ScratchLayout::at<int64_t>(base, arg_at);
+    }
+
+    const bool parallel = (off[S] + S) * C >= kParallelMinElements;
+#pragma omp parallel if (parallel)
+    {
+      // Generic-width accumulators, one buffer per thread (compile-time widths use registers).
+      std::vector<Acc> heap_acc(W > 0 ? 0 : C);
+      std::vector<int64_t> heap_arg(W > 0 || !kArg ? 0 : C);
+
+      // Phase 1: the thread's own rows (hubs skipped); no barrier before phase 2, so
+      // threads that finish early start on the hub pieces.
+      const auto [first, last] =
+          thread_rows(off, S, hubs, omp_get_thread_num(), omp_get_num_threads());
+      const int64_t prefetch_end = off[last];
+      for (int64_t s = first; s < last; ++s) {
+        const int64_t count = off[s + 1] - off[s];
+        if (count > piece_edges) continue;
+        reduce_row(source, C, off[s], off[s + 1], prefetch_end, dest.out + s * C, kArg ? dest.arg + s * C : nullptr,
+                   heap_acc.data(), heap_arg.data());
+      }
+
+      // Phase 2: hub pieces, each folded into its own partial.
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t p = 0; p < total_pieces; ++p) {
+        int64_t position = 0, rank = 0;
+        locate_piece(hubs.piece_start.data(), hub_count, p, position, rank);
+        const int64_t s = hubs.rows[position];
+        const int64_t begin = off[s] + rank * piece_edges;
+        const int64_t end = std::min(off[s + 1], begin + piece_edges);
+        reduce_piece(source, C, begin, end, piece_acc + p * C, kArg ? piece_arg + p * C : nullptr);
+      }
+
+      // Phase 3: merge each hub's partials in piece order.
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < hub_count; ++i) {
+        const int64_t s = hubs.rows[i];
+        const int64_t count = off[s + 1] - off[s];
+        const int64_t first_piece = hubs.piece_start[i];
+        for (int64_t c = 0; c < C; ++c) {
+          Acc a = piece_acc[first_piece * C + c];
+          int64_t at = kArg ? piece_arg[first_piece * C + c] : -1;
+          for (int64_t p = first_piece + 1; p < hubs.piece_start[i + 1]; ++p) {
+            R::template combine<kArg>(a, at, piece_acc[p * C + c], kArg ? piece_arg[p * C + c] : -1);
+          }
+          dest.out[s * C + c] = R::finalize(a, count);
+          if constexpr (kArg) dest.arg[s * C + c] = at;
+        }
+      }
+    }
+  }
+};
+
+template <class T, ReduceOp Op, bool kArg, bool kScaled, class Source>
+void run_width(const Source& source, const RowsOut<T>& dest, Context& ctx) {
+  switch (dest.cols) {
+    case 1: return GatherReduceCpu<T, Op, kArg, kScaled, 1, Source>::run(source, dest, ctx);
+    case 2: return GatherReduceCpu<T, Op, kArg, kScaled, 2, Source>::run(source, dest, ctx);
+    case 4: return GatherReduceCpu<T, Op, kArg, kScaled, 4, Source>::run(source, dest, ctx);
+    case 8: return GatherReduceCpu<T, Op, kArg, kScaled, 8, Source>::run(source, dest, ctx);
+    case 16: return GatherReduceCpu<T, Op, kArg, kScaled, 16, Source>::run(source, dest, ctx);
+    case 32: return GatherReduceCpu<T, Op, kArg, kScaled, 32, Source>::run(source, dest, ctx);
+    case 64: return GatherReduceCpu<T, Op, kArg, kScaled, 64, Source>::run(source, dest, ctx);
+    case 128: return GatherReduceCpu<T, Op, kArg, kScaled, 128, Source>::run(source, dest, ctx);
+    default: return GatherReduceCpu<T, Op, kArg, kScaled, 0, Source>::run(source, dest, ctx);
+  }
+}
+
+// Weights (or a degree scale) are a template switch, not a branch in the inner loop.
+template <class T, ReduceOp Op, bool kArg, class Source>
+void run_scaled(const Source& source, const RowsOut<T>& dest, bool scaled, Context& ctx) {
+  if (scaled) {
+    run_width<T, Op, kArg, true>(source, dest, ctx);
+  } else {
+    run_width<T, Op, kArg, false>(source, dest, ctx);
+  }
+}
+
+template <bool kArg, class T, class I>
+void weight_backward_rows(const int64_t* off, int64_t rows, const I* indices, const T* x, const T* grad_out,
+                          const int64_t* arg, int64_t cols, bool mean, T* grad_w) {
+  const int64_t E = off[rows];
+  const int64_t row_bytes = cols * static_cast<int64_t>(sizeof(T));
+  // Equal edge ranges per thread; each finds its first row once, then walks the offsets.
+#pragma omp parallel if (E * cols >= kParallelMinElements)
+  {
+    const int64_t threads = omp_get_num_threads();
+    const int64_t t = omp_get_thread_num();
+    const int64_t begin = E / threads * t + std::min(t, E % threads);
+    const int64_t end = E / threads * (t + 1) + std::min(t + 1, E % threads);
+    int64_t v = begin < end ? upper_bound_index(off, 0, rows + 1, begin) - 1 : 0;
+    for (int64_t e = begin; e < end; ++e) {
+      while (off[v + 1] <= e) ++v;
+      if (e + kPrefetchEdges < end) prefetch_bytes(x + static_cast<int64_t>(indices[e + kPrefetchEdges]) * cols, row_bytes);
+      const T* x_row = x + static_cast<int64_t>(indices[e]) * cols;
+      const T* g_row = grad_out + v * cols;
+      const int64_t* arg_row = kArg ? arg + v * cols : nullptr;
+      T dot = T(0);
+#pragma omp simd reduction(+ : dot)
+      for (int64_t c = 0; c < cols; ++c) dot += weight_grad_term<kArg>(g_row[c], x_row[c], kArg ? arg_row[c] : 0, e);
+      grad_w[e] = dot * weight_grad_scale<T>(mean, off[v + 1] - off[v]);
+    }
+  }
+}
+
+}  // namespace
+
+template <class T, class I>
+void gather_reduce_cpu(const GatherRows<T, I>& source, const RowsOut<T>& dest, ReduceOp op, Context& ctx) {
+  const bool scaled = !source.scale.trivial();
+  const bool with_arg = dest.arg != nullptr;
+  using S = GatherRows<T, I>;
+  switch (op) {
+    case ReduceOp::Sum: return run_scaled<T, ReduceOp::Sum, false, S>(source, dest, scaled, ctx);
+    case ReduceOp::Mean: return run_scaled<T, ReduceOp::Mean, false, S>(source, dest, scaled, ctx);
+    case ReduceOp::Min:
+      return with_arg ? run_scaled<T, ReduceOp::Min, true, S>(source, dest, scaled, ctx)
+                      : run_scaled<T, ReduceOp::Min, false, S>(source, dest, scaled, ctx);
+    case ReduceOp::Max:
+      return with_arg ? run_scaled<T, ReduceOp::Max, true, S>(source, dest, scaled, ctx)
+                      : run_scaled<T, ReduceOp::Max, false, S>(source, dest, scaled, ctx);
+  }
+}
+
+// The min/max backward is a sum of masked messages.
+template <class T, class I>
+void gather_reduce_cpu(const ArgGradRows<T, I>& source, const RowsOut<T>& dest, ReduceOp, Context& ctx) {
+  run_scaled<T, ReduceOp::Sum, false, ArgGradRows<T, I>>(source, dest, source.weights != nullptr, ctx);
+}
+
+template <class T, class I>
+void weight_backward_cpu(const int64_t* offsets, int64_t rows, const I* indices, const T* x, const T* grad_out,
+                         const int64_t* arg, int64_t cols, ReduceOp op, T* grad_w) {
+  const bool mean = op == ReduceOp::Mean;
+  if (has_arg(op)) {
+    weight_backward_rows<true>(offsets, rows, indices, x, grad_out, arg, cols, mean, grad_w);
+  } else {
+    weight_backward_rows<false>(offsets, rows, indices, x, grad_out, arg, cols, mean, grad_w);
+  }
+}
+
+#define EW_INSTANTIATE(T, I)                                                                                      \
+  template void gather_reduce_cpu<T, I>(const GatherRows<T, I>&, const RowsOut<T>&, ReduceOp, Context&);          \
+  template void gather_reduce_cpu<T, I>(const ArgGradRows<T, I>&, const RowsOut<T>&, ReduceOp, Context&);         \
+  template void weight_backward_cpu<T, I>(const int64_t*, int64_t, const I*, const T*, const T*, const int64_t*, \
+                                          int64_t, ReduceOp, T*);
+EW_INSTANTIATE(float, int32_t)
+EW_INSTANTIATE(float, int64_t)
+#undef EW_INSTANTIATE
+
+}  // namespace edgewise::spmm_detail
