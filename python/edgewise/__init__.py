@@ -10,10 +10,24 @@ from ._edgewise import (  # noqa: F401
     cuda_device_count,
     segment_reduce,
 )
+from ._edgewise import (  # noqa: F401
+    DataFileError,
+    default_data_dir,
+    load_dataset,
+    planted_partition,
+    read_npz,
+    rmat_graph,
+)
 
 __all__ = [
     "__version__",
     "cuda_built",
     "cuda_device_count",
     "segment_reduce",
+    "DataFileError",
+    "default_data_dir",
+    "load_dataset",
+    "planted_partition",
+    "read_npz",
+    "rmat_graph",
 ]

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "data/nonzero_scan.hpp"
+#include "data/parallel.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {
@@ -29,7 +30,7 @@ CsrMatrix CsrMatrix::from_dense(MatrixView<const float> dense) {
 std::vector<float> CsrMatrix::to_dense() const {
   std::vector<float> dense(static_cast<size_t>(rows * cols), 0.0f);
   // Rows are independent: each iteration writes only its own row.
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows * cols >= kMinParallelWork)
   for (int64_t r = 0; r < rows; ++r) {
     float* out = dense.data() + r * cols;
     for (int64_t k = offsets[static_cast<size_t>(r)]; k < offsets[static_cast<size_t>(r) + 1]; ++k)
@@ -47,10 +48,13 @@ void CsrMatrix::validate(const std::string& what) const {
   EW_REQUIRE(offsets.back() == nnz(), what, ": offsets[rows] (", offsets.back(), ") must equal nnz (", nnz(), ")");
   EW_REQUIRE(values.size() == indices.size(), what, ": values.size() (", values.size(), ") must equal indices.size() (",
              indices.size(), ")");
+  // Monotone offsets first: with offsets[rows] == nnz they keep every row inside the arrays.
+  for (int64_t r = 0; r < rows; ++r)
+    EW_REQUIRE(offsets[static_cast<size_t>(r)] <= offsets[static_cast<size_t>(r) + 1], what,
+               ": offsets must be nondecreasing, but offsets[", r, "] (", offsets[static_cast<size_t>(r)],
+               ") > offsets[", r + 1, "] (", offsets[static_cast<size_t>(r) + 1], ")");
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t begin = offsets[static_cast<size_t>(r)], end = offsets[static_cast<size_t>(r) + 1];
-    EW_REQUIRE(begin <= end, what, ": offsets must be nondecreasing, but offsets[", r, "] (", begin, ") > offsets[",
-               r + 1, "] (", end, ")");
     for (int64_t k = begin; k < end; ++k) {
       const int32_t c = indices[static_cast<size_t>(k)];
       EW_REQUIRE(c >= 0 && c < cols, what, ": indices[", k, "] (", c, ") in row ", r, " must lie in [0, ", cols, ")");
@@ -66,7 +70,7 @@ double density(MatrixView<const float> dense) {
   const double total = static_cast<double>(dense.rows) * static_cast<double>(dense.cols);
   if (total <= 0) return 0.0;
   int64_t nnz = 0;
-#pragma omp parallel for reduction(+ : nnz) schedule(static)
+#pragma omp parallel for reduction(+ : nnz) schedule(static) if (dense.rows * dense.cols >= kMinParallelWork)
   for (int64_t r = 0; r < dense.rows; ++r) nnz += count_nonzeros(dense.data + r * dense.cols, dense.cols);
   return static_cast<double>(nnz) / total;
 }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "data/nonzero_scan.hpp"
+#include "data/parallel.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {
@@ -31,7 +32,7 @@ const char* to_string(FeatureFormat format) {
 int64_t Features::nnz() const {
   if (is_sparse()) return csr.nnz();
   int64_t n = 0;
-#pragma omp parallel for reduction(+ : n) schedule(static)
+#pragma omp parallel for reduction(+ : n) schedule(static) if (rows * cols >= kMinParallelWork)
   for (int64_t r = 0; r < rows; ++r) n += count_nonzeros(dense.data() + r * cols, cols);
   return n;
 }
@@ -91,7 +92,7 @@ void Dataset::validate() const {
   const int64_t n_ids = static_cast<int64_t>(edge_index.size());
   int64_t first_bad = n_ids;
   const int64_t* ids = edge_index.data();
-#pragma omp parallel for reduction(min : first_bad) schedule(static)
+#pragma omp parallel for reduction(min : first_bad) schedule(static) if (n_ids >= kMinParallelWork)
   for (int64_t i = 0; i < n_ids; ++i) {
     if ((ids[i] < 0 || ids[i] >= N) && i < first_bad) first_bad = i;
   }

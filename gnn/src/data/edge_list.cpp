@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "data/parallel.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {
@@ -30,6 +31,10 @@ inline std::pair<int64_t, int64_t> block(int64_t n, int t, int nt) { return {n *
 void radix_sort(std::vector<uint64_t>& keys, int key_bits) {
   const int64_t n = static_cast<int64_t>(keys.size());
   if (n < 2 || key_bits == 0) return;
+  if (n < kMinParallelWork) {  // a comparison sort is quicker than the passes
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
   std::vector<uint64_t> tmp(keys.size());
   const int max_threads = omp_get_max_threads();
   std::vector<int64_t> offset(static_cast<size_t>(max_threads * kBuckets));
@@ -86,7 +91,7 @@ std::vector<int64_t> canonical_edge_index(int64_t num_nodes, std::vector<uint64_
       return sym ? 2 : 1;
     };
     std::vector<uint64_t> out;
-    const int max_threads = omp_get_max_threads();
+    const int max_threads = E >= kMinParallelWork ? omp_get_max_threads() : 1;
     std::vector<int64_t> start(static_cast<size_t>(max_threads) + 1, 0);
 #pragma omp parallel num_threads(max_threads)
     {
@@ -121,7 +126,7 @@ std::vector<int64_t> canonical_edge_index(int64_t num_nodes, std::vector<uint64_
   std::vector<int64_t> edge_index(static_cast<size_t>(2 * out_edges));
   int64_t* out_src = edge_index.data();
   int64_t* out_dst = edge_index.data() + out_edges;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (out_edges >= kMinParallelWork)
   for (int64_t i = 0; i < out_edges; ++i) {
     out_src[i] = static_cast<int64_t>(keys[static_cast<size_t>(i)] >> bits);
     out_dst[i] = static_cast<int64_t>(keys[static_cast<size_t>(i)] & mask);

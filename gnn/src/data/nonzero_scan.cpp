@@ -4,10 +4,13 @@
 
 #include <vector>
 
+#include "data/parallel.hpp"
+
 namespace edgewise::gnn {
 
 void append_nonzero_rows(const float* data, int64_t num_rows, int64_t cols, CsrMatrix& m, bool parallel) {
   if (num_rows <= 0) return;
+  parallel = parallel && num_rows * cols >= kMinParallelWork;
   const size_t first = m.offsets.size() - 1;  // index of the first appended row
   m.offsets.resize(first + 1 + static_cast<size_t>(num_rows));
   int64_t* off = m.offsets.data() + first;  // off[0] = nnz before these rows

@@ -6,6 +6,7 @@
 
 #include "data/counter_rng.hpp"
 #include "data/edge_list.hpp"
+#include "data/parallel.hpp"
 #include "edgewise/gnn/synthetic.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
@@ -99,7 +100,7 @@ Dataset planted_partition(const PlantedPartitionParams& p, uint64_t seed) {
   d.num_nodes = N;
   d.num_classes = K;
   d.labels.resize(static_cast<size_t>(N));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N >= kMinParallelWork)
   for (int64_t v = 0; v < N; ++v)
     d.labels[static_cast<size_t>(v)] =
         static_cast<int64_t>(CounterRng(seed, kSaltClass, static_cast<uint64_t>(v)).below(static_cast<uint64_t>(K)));
@@ -126,7 +127,7 @@ Dataset planted_partition(const PlantedPartitionParams& p, uint64_t seed) {
   const int64_t B = static_cast<int64_t>(blocks.size());
   const int bits = node_bits(N);
   std::vector<std::vector<uint64_t>> block_keys(static_cast<size_t>(B));
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (N >= kMinParallelWork / 16)
   for (int64_t i = 0; i < B; ++i) {
     const auto [k, l] = blocks[static_cast<size_t>(i)];
     CounterRng rng(seed, kSaltEdges, static_cast<uint64_t>(k * K + l));
@@ -149,7 +150,7 @@ Dataset planted_partition(const PlantedPartitionParams& p, uint64_t seed) {
   m.cols = p.num_features;
   m.offsets.assign(static_cast<size_t>(N) + 1, 0);
   if (p.num_features > 0) {
-#pragma omp parallel
+#pragma omp parallel if (N * p.num_features >= kMinParallelWork)
     {
       std::vector<int32_t> words;
 #pragma omp for schedule(static)

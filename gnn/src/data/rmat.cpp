@@ -7,6 +7,7 @@
 
 #include "data/counter_rng.hpp"
 #include "data/edge_list.hpp"
+#include "data/parallel.hpp"
 #include "edgewise/gnn/synthetic.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
@@ -136,7 +137,7 @@ Dataset rmat_graph(int64_t num_nodes, int64_t num_edges, double a, double b, dou
   const BitPermutation perm(scale, seed);
   const int bits = node_bits(N);
   std::vector<uint64_t> keys(static_cast<size_t>(E));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (E >= kMinParallelWork / 16)
   for (int64_t e = 0; e < E; ++e) {
     CounterRng rng(seed, kSaltRmat, static_cast<uint64_t>(e));
     int64_t u = 0, v = 0;
@@ -170,7 +171,7 @@ Dataset rmat_graph(int64_t num_nodes, int64_t num_edges, double a, double b, dou
   if (F > 0) {
     g.features.dense.resize(static_cast<size_t>(N * F));
     float* x = g.features.dense.data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * F >= kMinParallelWork)
     for (int64_t v = 0; v < N; ++v) {
       CounterRng rng(seed, kSaltFeatures, static_cast<uint64_t>(v));
       for (int64_t j = 0; j < F; ++j) x[v * F + j] = static_cast<float>(2.0 * rng.uniform() - 1.0);
@@ -181,7 +182,7 @@ Dataset rmat_graph(int64_t num_nodes, int64_t num_edges, double a, double b, dou
     g.num_classes = C;
     g.labels.resize(static_cast<size_t>(N));
     std::vector<uint8_t> split(static_cast<size_t>(N));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N >= kMinParallelWork / 4)
     for (int64_t v = 0; v < N; ++v) {
       g.labels[static_cast<size_t>(v)] =
           static_cast<int64_t>(CounterRng(seed, kSaltLabels, static_cast<uint64_t>(v)).below(static_cast<uint64_t>(C)));
