@@ -30,11 +30,18 @@ py::array_t<T> to_numpy(std::vector<T>&& v, std::vector<py::ssize_t> shape) {
 
 py::array npy_to_numpy(NpyArray&& a) {
   std::vector<py::ssize_t> shape(a.shape.begin(), a.shape.end());
+  // Explicit C strides: the bundled pybind11 may read a NumPy 2 dtype's itemsize wrongly.
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t stride = a.dtype.itemsize;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
   py::dtype dtype(a.dtype.str());
-  if (a.data.empty()) return py::array(dtype, shape);
+  if (a.data.empty()) return py::array(dtype, shape, strides);
   auto* heap = new std::vector<std::byte>(std::move(a.data));
   py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<std::byte>*>(p); });
-  return py::array(dtype, shape, heap->data(), owner);
+  return py::array(dtype, shape, strides, heap->data(), owner);
 }
 
 py::dict dataset_to_dict(Dataset&& d) {
@@ -168,8 +175,8 @@ Raises edgewise.DataFileError (a ValueError) when the dataset is missing (saying
 it looked and how to set EDGEWISE_DATA_DIR), corrupt or inconsistent.)doc") + kDatasetDoc).c_str());
 
   m.def("planted_partition", &planted_partition_py, py::arg("num_nodes") = 2708, py::arg("num_classes") = 7,
-        py::arg("average_degree") = 4.0, py::arg("homophily") = 0.8, py::arg("num_features") = 1433,
-        py::arg("feature_density") = 0.0127, py::arg("feature_signal") = 0.25, py::arg("train_per_class") = 20,
+        py::arg("average_degree") = 4.0, py::arg("homophily") = 0.7, py::arg("num_features") = 1433,
+        py::arg("feature_density") = 0.0127, py::arg("feature_signal") = 0.35, py::arg("train_per_class") = 20,
         py::arg("num_valid") = 500, py::arg("num_test") = 1000, py::arg("features") = "sparse",
         py::arg("seed") = 0,
         (std::string(R"doc(The built-in synthetic dataset: a planted partition (stochastic block model).

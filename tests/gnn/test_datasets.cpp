@@ -372,6 +372,11 @@ struct Expected {
   const char* name;
   int64_t nodes, edges, features, classes, train, valid, test, isolated;
   double density;
+  // Of the feature nonzeros (row r, column c, value v), computed once with numpy
+  // from the files whose sha256 the README lists: count, sum v, sum (r + 1) c.
+  int64_t nnz;
+  double value_sum;
+  int64_t position_sum;
 };
 
 class RealDataset : public testing::TestWithParam<Expected> {};
@@ -393,6 +398,18 @@ TEST_P(RealDataset, MatchesTheReadmeTable) {
   EXPECT_EQ(static_cast<int64_t>(d.test_idx.size()), x.test);
   EXPECT_NEAR(d.features.density(), x.density, 1e-6);
   EXPECT_NO_THROW(d.features.csr.validate());
+  const CsrMatrix& m = d.features.csr;
+  double value_sum = 0;
+  int64_t position_sum = 0;
+  for (int64_t r = 0; r < m.rows; ++r) {
+    for (int64_t k = m.offsets[static_cast<size_t>(r)]; k < m.offsets[static_cast<size_t>(r) + 1]; ++k) {
+      value_sum += m.values[static_cast<size_t>(k)];
+      position_sum += (r + 1) * m.indices[static_cast<size_t>(k)];
+    }
+  }
+  EXPECT_EQ(m.nnz(), x.nnz);
+  EXPECT_EQ(value_sum, x.value_sum);
+  EXPECT_EQ(position_sum, x.position_sum);
 
   // Edges: sorted by (source, destination), no self loops or duplicates, symmetric.
   const auto src = d.src(), dst = d.dst();
@@ -432,10 +449,13 @@ TEST_P(RealDataset, MatchesTheReadmeTable) {
 
 INSTANTIATE_TEST_SUITE_P(
     Readme, RealDataset,
-    testing::Values(Expected{"cora", 2708, 10556, 1433, 7, 140, 500, 1000, 0, 0.012683},
-                    Expected{"citeseer", 3327, 9104, 3703, 6, 120, 500, 1000, 48, 0.008536},
-                    Expected{"amazon_photo", 7650, 238162, 745, 8, 160, 240, 7250, 115, 0.347398},
-                    Expected{"coauthor_cs", 18333, 163788, 6805, 15, 300, 450, 17583, 0, 0.008754}),
+    testing::Values(
+        Expected{"cora", 2708, 10556, 1433, 7, 140, 500, 1000, 0, 0.012683, 49216, 49216.0, 52471258658},
+        Expected{"citeseer", 3327, 9104, 3703, 6, 120, 500, 1000, 48, 0.008536, 105165, 105165.0, 317642994161},
+        Expected{"amazon_photo", 7650, 238162, 745, 8, 160, 240, 7250, 115, 0.347398, 1979909, 1979909.0,
+                 2812629705283},
+        Expected{"coauthor_cs", 18333, 163788, 6805, 15, 300, 450, 17583, 0, 0.008754, 1092079, 1741991.0,
+                 33757480384973}),
     [](const testing::TestParamInfo<Expected>& info) { return std::string(info.param.name); });
 
 // ---- generators ---------------------------------------------------------------------
@@ -491,7 +511,7 @@ TEST(PlantedPartition, DefaultIsCoraLikeAndValid) {
   EXPECT_TRUE(is_symmetric(d));
   const double degree = static_cast<double>(d.num_edges()) / static_cast<double>(d.num_nodes);
   EXPECT_NEAR(degree, 4.0, 0.25);
-  EXPECT_NEAR(edge_homophily(d), 0.8, 0.03);
+  EXPECT_NEAR(edge_homophily(d), gnn::PlantedPartitionParams{}.homophily, 0.03);
   EXPECT_TRUE(d.features.is_sparse());
   EXPECT_NEAR(d.features.density(), 0.0127, 0.002);
   EXPECT_EQ(d.train_idx.size(), 140u);

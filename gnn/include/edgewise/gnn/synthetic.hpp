@@ -20,8 +20,11 @@ namespace edgewise::gnn {
 // Features: F words split into K equal topic ranges; a node has about
 // feature_density * F distinct words (uniform in [0.5, 1.5] times that), each
 // drawn from its class's topic with probability feature_signal and uniformly
-// from all F otherwise; value 1. The defaults give a task on which a 2-layer
-// GCN beats a feature-only MLP by a wide margin without reaching 100 %.
+// from all F otherwise; value 1. The defaults (Cora's size, degree and sparsity)
+// give a task on which a 2-layer GCN clearly beats a feature-only MLP without
+// reaching 100 %: measured with PyTorch (hidden 16, dropout 0.5, Adam 0.01,
+// weight decay 5e-4, 200 epochs, best validation), GCN ~86 % test accuracy and
+// MLP ~53 %, against 82 % and 57 % on Cora with the same code.
 // Split: planetoid style — in a seeded random order, the first train_per_class
 // nodes of each class train, the next num_valid valid, the next num_test test
 // (each clamped to the nodes left), each sorted.
@@ -34,10 +37,10 @@ struct PlantedPartitionParams {
   int64_t num_nodes = 2708;
   int64_t num_classes = 7;
   double average_degree = 4.0;
-  double homophily = 0.8;
+  double homophily = 0.7;
   int64_t num_features = 1433;
   double feature_density = 0.0127;
-  double feature_signal = 0.25;
+  double feature_signal = 0.35;
   int64_t train_per_class = 20;
   int64_t num_valid = 500;
   int64_t num_test = 1000;
