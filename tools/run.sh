@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install_deps.sh
 export PATH="$PATH:/usr/local/cuda/bin"
+[ -d ../shared/datasets ] && export EDGEWISE_DATA_DIR="${EDGEWISE_DATA_DIR:-$(cd ../shared/datasets && pwd)}"
 cmake --preset release >/dev/null
 cmake --build --preset release
 exec build/release/benchmarks/edgewise-bench "$@"

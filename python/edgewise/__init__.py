@@ -15,6 +15,14 @@ from ._edgewise import (  # noqa: F401
     sort_by_key,
     unique,
 )
+from ._edgewise import (  # noqa: F401
+    DataFileError,
+    default_data_dir,
+    load_dataset,
+    planted_partition,
+    read_npz,
+    rmat_graph,
+)
 
 __all__ = [
     "__version__",
@@ -26,4 +34,10 @@ __all__ = [
     "SegmentTree",
     "sort_by_key",
     "unique",
+    "DataFileError",
+    "default_data_dir",
+    "load_dataset",
+    "planted_partition",
+    "read_npz",
+    "rmat_graph",
 ]

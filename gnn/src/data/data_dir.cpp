@@ -1,0 +1,63 @@
+// Where datasets are looked up by name: $EDGEWISE_DATA_DIR, else the per-user cache.
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <system_error>
+
+#include "edgewise/gnn/dataset.hpp"
+
+namespace edgewise::gnn {
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+bool looks_like_path(std::string_view s) {
+  std::error_code ec;
+  return s.find('/') != std::string_view::npos || s.find('\\') != std::string_view::npos || s.ends_with(".npz") ||
+         std::filesystem::is_regular_file(std::filesystem::path(s), ec);
+}
+
+}  // namespace
+
+std::filesystem::path default_data_dir() {
+  if (std::string dir = env("EDGEWISE_DATA_DIR"); !dir.empty()) return dir;
+  if (std::string cache = env("XDG_CACHE_HOME"); !cache.empty() && cache.front() == '/')
+    return std::filesystem::path(cache) / "edgewise" / "datasets";
+  if (std::string home = env("HOME"); !home.empty()) return std::filesystem::path(home) / ".cache" / "edgewise" / "datasets";
+  return {};
+}
+
+std::filesystem::path resolve_dataset_path(std::string_view name_or_path) {
+  std::error_code ec;
+  if (name_or_path.empty()) throw DataFileError("load_dataset: empty dataset name");
+  if (looks_like_path(name_or_path)) {
+    std::filesystem::path p(name_or_path);
+    if (!std::filesystem::exists(p, ec))
+      throw DataFileError("load_dataset: no such file '" + p.string() + "'");
+    return p;
+  }
+  std::string name(name_or_path);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) {
+    return c == '-' ? '_' : static_cast<char>(std::tolower(c));
+  });
+  const bool from_env = !env("EDGEWISE_DATA_DIR").empty();
+  const std::filesystem::path dir = default_data_dir();
+  const std::string how =
+      " Set EDGEWISE_DATA_DIR to a folder holding <name>.npz files (the OGB npz layout), or pass the path of an "
+      ".npz file. Bundled names: cora, citeseer, amazon_photo, coauthor_cs.";
+  if (dir.empty())
+    throw DataFileError("load_dataset: dataset '" + name +
+                        "' cannot be looked up: EDGEWISE_DATA_DIR, XDG_CACHE_HOME and HOME are all unset." + how);
+  const std::filesystem::path file = dir / (name + ".npz");
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw DataFileError("load_dataset: dataset '" + name + "' not found: looked for " + file.string() + " (" +
+                        (from_env ? "EDGEWISE_DATA_DIR" : "the per-user cache; EDGEWISE_DATA_DIR is not set") + ")." +
+                        how);
+  return file;
+}
+
+}  // namespace edgewise::gnn

@@ -1,0 +1,199 @@
+// load_dataset: an OGB-layout .npz -> Dataset, node features streamed straight
+// into CSR (or dense) without an intermediate copy.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "data/nonzero_scan.hpp"
+#include "edgewise/gnn/dataset.hpp"
+#include "edgewise/kernels/common/check.hpp"
+
+namespace edgewise::gnn {
+
+namespace {
+
+// Payloads are inflated in pieces of about this many bytes (whole rows on the CSR
+// path): small enough to stay in cache for the CRC and the nonzero scan, large
+// enough to amortise the hand-offs between the pipeline's two threads.
+constexpr size_t kPieceBytes = size_t{4} << 20;
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::ostringstream s;
+  s << "(";
+  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+  s << (shape.size() == 1 ? ",)" : ")");
+  return s.str();
+}
+
+class Loader {
+ public:
+  Loader(const std::string& file, const LoadOptions& options)
+      : file_(file), options_(options), archive_(NpzArchive::open(file)) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw DataFileError("npz '" + file_ + "': key '" + key + "' " + what);
+  }
+
+  bool has(const char* key) const { return archive_.contains(key); }
+
+  void require(const char* key) const {
+    if (!has(key)) {
+      std::string names;
+      for (const std::string& k : archive_.keys()) names += (names.empty() ? "" : ", ") + k;
+      throw DataFileError("npz '" + file_ + "': required key '" + key + "' is missing (it holds: " +
+                          (names.empty() ? "nothing" : names) + ")");
+    }
+  }
+
+  // A whole integer array as int64; int64 C-order data is read straight into the result.
+  std::vector<int64_t> int64_array(const char* key, std::vector<int64_t>* shape_out) const {
+    NpyStream s = archive_.stream(key);
+    const NpyHeader h = s.header();
+    if (shape_out) *shape_out = h.shape;
+    if (h.dtype.kind == 'f') fail(key, "must hold integers, not " + h.dtype.str());
+    if (h.dtype == NpyDtype{'i', 8} && !h.fortran_order) {
+      std::vector<int64_t> out(static_cast<size_t>(h.size()));
+      s.read_pipelined(out.data(), kPieceBytes);
+      return out;
+    }
+    return archive_.read(key).as<int64_t>();
+  }
+
+  Features features(int64_t N) const {
+    NpyStream s = archive_.stream("node_feat");
+    const NpyHeader h = s.header();
+    if (h.shape.size() != 2 || h.shape[0] != N)
+      fail("node_feat", "must have shape (N, F) with N = " + std::to_string(N) + ", got " + shape_str(h.shape));
+    Features f;
+    f.rows = N;
+    f.cols = h.shape[1];
+    const int64_t F = f.cols;
+    const bool sparse_possible = F <= std::numeric_limits<int32_t>::max();
+    FeatureFormat want = options_.features;
+    if (!sparse_possible) {
+      if (want == FeatureFormat::Sparse)
+        fail("node_feat", "has " + std::to_string(F) + " columns, more than CSR's int32 column indices allow");
+      want = FeatureFormat::Dense;
+    }
+    // Only float32 in C order streams as is; anything else is read whole and converted.
+    const bool direct = h.dtype == NpyDtype{'f', 4} && (!h.fortran_order || N <= 1 || F <= 1);
+    if (!direct) {
+      f.dense = archive_.read("node_feat").as<float>();
+      f.format = FeatureFormat::Dense;
+      if (want == FeatureFormat::Sparse || (want == FeatureFormat::Auto && f.density() <= options_.sparse_threshold))
+        f.to_sparse();
+      return f;
+    }
+    if (want == FeatureFormat::Dense) {
+      f.dense.resize(static_cast<size_t>(N * F));
+      s.read_pipelined(f.dense.data(), kPieceBytes);
+      f.format = FeatureFormat::Dense;
+      return f;
+    }
+    // CSR, a piece of whole rows at a time: the dense matrix is never held whole.
+    // The pieces are scanned on the pipeline's second thread while the next
+    // piece is inflated.
+    f.format = FeatureFormat::Sparse;
+    CsrMatrix& m = f.csr;
+    m.rows = N;
+    m.cols = F;
+    if (N == 0 || F == 0) {
+      m.offsets.assign(static_cast<size_t>(N) + 1, 0);
+      s.read_pipelined(nullptr, 1);
+      return f;
+    }
+    m.offsets.reserve(static_cast<size_t>(N) + 1);
+    const int64_t row_bytes = F * static_cast<int64_t>(sizeof(float));
+    const int64_t piece_rows = std::max<int64_t>(1, static_cast<int64_t>(kPieceBytes) / row_bytes);
+    const double limit = want == FeatureFormat::Auto ? options_.sparse_threshold * static_cast<double>(N) *
+                                                           static_cast<double>(F)
+                                                     : std::numeric_limits<double>::infinity();
+    int64_t done = 0;  // rows consumed so far
+    s.read_pipelined(nullptr, static_cast<size_t>(piece_rows * row_bytes), [&](const std::byte* data, size_t bytes) {
+      const int64_t n = static_cast<int64_t>(bytes) / row_bytes;
+      if (f.format == FeatureFormat::Dense) {  // Auto, after switching
+        std::memcpy(f.dense.data() + done * F, data, bytes);
+        done += n;
+        return;
+      }
+      append_nonzero_rows(reinterpret_cast<const float*>(data), n, F, m, /*parallel=*/false);
+      done += n;
+      if (static_cast<double>(m.nnz()) > limit) {
+        // Auto on dense data: expand the rows so far; the rest is copied as it comes.
+        f.dense.assign(static_cast<size_t>(N * F), 0.0f);
+        for (int64_t i = 0; i < done; ++i) {
+          for (int64_t k = m.offsets[static_cast<size_t>(i)]; k < m.offsets[static_cast<size_t>(i) + 1]; ++k)
+            f.dense[static_cast<size_t>(i * F + m.indices[static_cast<size_t>(k)])] = m.values[static_cast<size_t>(k)];
+        }
+        m = CsrMatrix{};
+        f.format = FeatureFormat::Dense;
+      }
+    });
+    return f;
+  }
+
+  Dataset load() const {
+    Dataset d;
+    d.name = std::filesystem::path(file_).stem().string();
+    require("num_nodes");
+    require("edge_index");
+    d.num_nodes = archive_.read("num_nodes").scalar<int64_t>();
+    if (d.num_nodes < 0) fail("num_nodes", "is negative (" + std::to_string(d.num_nodes) + ")");
+    std::vector<int64_t> shape;
+    d.edge_index = int64_array("edge_index", &shape);
+    if (shape.size() != 2 || shape[0] != 2) fail("edge_index", "must have shape (2, E), got " + shape_str(shape));
+    if (has("node_label")) {
+      d.labels = int64_array("node_label", &shape);
+      const bool ok = (shape.size() == 1 && shape[0] == d.num_nodes) ||
+                      (shape.size() == 2 && shape[0] == d.num_nodes && shape[1] == 1);
+      if (!ok)
+        fail("node_label", "must have shape (N,) or (N, 1) with N = " + std::to_string(d.num_nodes) + ", got " +
+                               shape_str(shape));
+    }
+    if (has("num_classes")) {
+      d.num_classes = archive_.read("num_classes").scalar<int64_t>();
+    } else if (!d.labels.empty()) {
+      d.num_classes = *std::max_element(d.labels.begin(), d.labels.end()) + 1;
+    }
+    const std::pair<const char*, std::vector<int64_t>*> splits[] = {
+        {"train_idx", &d.train_idx}, {"valid_idx", &d.valid_idx}, {"test_idx", &d.test_idx}};
+    for (auto [key, list] : splits) {
+      if (!has(key)) continue;
+      *list = int64_array(key, &shape);
+      if (shape.size() != 1) fail(key, "must be 1-D, got shape " + shape_str(shape));
+    }
+    if (has("node_feat")) {
+      d.features = features(d.num_nodes);
+    } else {
+      d.features.rows = d.num_nodes;
+      d.features.format = options_.features == FeatureFormat::Sparse ? FeatureFormat::Sparse : FeatureFormat::Dense;
+      if (d.features.is_sparse()) {
+        d.features.csr.rows = d.num_nodes;
+        d.features.csr.offsets.assign(static_cast<size_t>(d.num_nodes) + 1, 0);
+      }
+    }
+    try {
+      d.validate();
+    } catch (const std::invalid_argument& e) {
+      throw DataFileError("npz '" + file_ + "': " + e.what());
+    }
+    return d;
+  }
+
+ private:
+  std::string file_;
+  LoadOptions options_;
+  NpzArchive archive_;
+};
+
+}  // namespace
+
+Dataset load_dataset(std::string_view name_or_path, const LoadOptions& options) {
+  EW_REQUIRE(options.sparse_threshold >= 0 && options.sparse_threshold <= 1,
+             "load_dataset: sparse_threshold (", options.sparse_threshold, ") must lie in [0, 1]");
+  const std::filesystem::path path = resolve_dataset_path(name_or_path);
+  return Loader(path.string(), options).load();
+}
+
+}  // namespace edgewise::gnn
