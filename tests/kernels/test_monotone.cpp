@@ -136,6 +136,38 @@ TEST(Monotone, MinKeysReverseTheOrder) {
   EXPECT_GT(extremum_key<ReduceOp::Min>(0u), extremum_key<ReduceOp::Min>(1u));
 }
 
+// Decoding a min/max key gives the value back, except for zeros and NaNs, which
+// are flagged so the caller reads the exact bits from the winning row.
+TEST(Monotone, ExtremumValuesDecodeExactlyOrSayTheyCannot) {
+  for (float v : random_floats(113, 5000)) {
+    bool amb_max = false, amb_min = false;
+    const float mx = extremum_value<ReduceOp::Max, float>(extremum_key<ReduceOp::Max>(v), amb_max);
+    const float mn = extremum_value<ReduceOp::Min, float>(extremum_key<ReduceOp::Min>(v), amb_min);
+    const bool merged = std::isnan(v) || v == 0.0f;
+    EXPECT_EQ(amb_max, merged) << v;
+    EXPECT_EQ(amb_min, merged) << v;
+    if (std::isnan(v)) {
+      EXPECT_TRUE(std::isnan(mx) && std::isnan(mn));
+    } else if (!merged) {
+      EXPECT_EQ(bits_of(mx), bits_of(v)) << v;
+      EXPECT_EQ(bits_of(mn), bits_of(v)) << v;
+    } else {
+      EXPECT_EQ(mx, 0.0f);
+      EXPECT_EQ(mn, 0.0f);
+    }
+  }
+  auto rng = rng_for(114);
+  for (int i = 0; i < 5000; ++i) {
+    const auto a = static_cast<int32_t>(rng());
+    const auto b = static_cast<uint32_t>(rng());
+    bool amb = true;
+    EXPECT_EQ((extremum_value<ReduceOp::Min, int32_t>(extremum_key<ReduceOp::Min>(a), amb)), a);
+    EXPECT_FALSE(amb);
+    EXPECT_EQ((extremum_value<ReduceOp::Max, uint32_t>(extremum_key<ReduceOp::Max>(b), amb)), b);
+    EXPECT_FALSE(amb);
+  }
+}
+
 TEST(Monotone, PackedWordsOrderByKeyThenLowerRow) {
   const int64_t top = kPackedMaxRow;
   EXPECT_GT(pack_key_row(5, 3), pack_key_row(5, 7)) << "equal keys: the lower row wins";

@@ -235,15 +235,26 @@ TEST_P(ScatterReduceTest, NaNWinsMinAndMaxAndTheFirstNaNIsTheArg) {
   }
 }
 
-// -0 and +0 are equal, so the lower row wins and its bits are written.
-TEST_P(ScatterReduceTest, SignedZerosTieToTheLowerRowBitForBit) {
-  const std::vector<float> values = {-0.0f, 0.0f, 0.0f, -0.0f};
-  const std::vector<int64_t> index = {0, 0, 1, 1};
+// -0 and +0 are equal, so the lower row wins and its bits are written; a NaN
+// winner keeps its sign and payload.
+TEST_P(ScatterReduceTest, SignedZerosAndNaNPayloadsComeOutBitForBit) {
+  uint32_t payload_bits = 0xFFC01234u;  // a negative quiet NaN with a payload
+  float payload_nan;
+  std::memcpy(&payload_nan, &payload_bits, sizeof payload_nan);
+  const std::vector<float> values = {-0.0f, 0.0f, 0.0f, -0.0f, 3.0f, payload_nan, std::nanf("")};
+  const std::vector<int64_t> index = {0, 0, 1, 1, 2, 2, 2};
   for (ReduceOp op : {ReduceOp::Min, ReduceOp::Max}) {
-    auto [out, arg] = run_scatter(device(), values, 1, index, 2, op, true);
-    EXPECT_EQ(arg, (std::vector<int64_t>{0, 2}));
-    EXPECT_TRUE(std::signbit(out[0])) << "row 0 holds -0";
-    EXPECT_FALSE(std::signbit(out[1])) << "row 2 holds +0";
+    for (bool with_arg : {true, false}) {
+      auto [out, arg] = run_scatter(device(), values, 1, index, 3, op, with_arg);
+      if (with_arg) {
+        EXPECT_EQ(arg, (std::vector<int64_t>{0, 2, 5}));
+      }
+      EXPECT_TRUE(std::signbit(out[0])) << "row 0 holds -0";
+      EXPECT_FALSE(std::signbit(out[1])) << "row 2 holds +0";
+      uint32_t got_bits;
+      std::memcpy(&got_bits, &out[2], sizeof got_bits);
+      EXPECT_EQ(got_bits, payload_bits) << "the first NaN (row 5), bit for bit";
+    }
   }
 }
 

@@ -58,14 +58,18 @@ EW_HD_INLINE void slot_merge(Slot<Op, T>& slot, Slot<Op, T> other) {
 
 // Writes output element (s, c) from its final slot. Sum/mean: Reducer::finalize
 // over `count` rows (mean only; sum passes any count > 0, its slot is 0 when no
-// row came). Min/max: the winning row's value, read back from `values` so its
-// bits are exact, and the row (or 0 and -1 when no row came).
+// row came). Min/max: the winning value, decoded from the key (a random read of
+// `values` per output would cost more than the whole fold at small M / S), read
+// back from the winning row only for zeros and NaNs so that its bits are exact,
+// and the row (or 0 and -1 when no row came).
 template <ReduceOp Op, class T>
 EW_HD_INLINE void slot_finalize(Slot<Op, T> slot, int64_t count, const T* values, int64_t cols, int64_t c,
                                 T& out, int64_t& arg) {
   if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
     const int64_t row = packed_row(slot);
-    out = row < 0 ? T(0) : values[row * cols + c];
+    bool ambiguous = false;
+    const T decoded = extremum_value<Op, T>(packed_key(slot), ambiguous);
+    out = row < 0 ? T(0) : ambiguous ? values[row * cols + c] : decoded;
     arg = row;
   } else {
     out = Reducer<Op, T>::finalize(slot, count);

@@ -108,6 +108,20 @@ EW_HD_INLINE int64_t packed_row(uint64_t word) {
   return word == kPackedEmpty ? -1 : static_cast<int64_t>(static_cast<uint32_t>(~static_cast<uint32_t>(word)));
 }
 
+// The value behind an extremum_key: exact for integers and for every float but
+// the two classes whose key merges several bit patterns, zero (-0 and +0) and
+// NaN (any sign and payload); for those `ambiguous` is set and the caller reads
+// the value back from the winning row when it needs the exact bits.
+template <ReduceOp Op, class T>
+EW_HD_INLINE T extremum_value(uint32_t key, bool& ambiguous) {
+  if constexpr (std::is_same_v<T, float>) {
+    ambiguous = key == 0xFFFFFFFFu || key == (Op == ReduceOp::Max ? 0x80000000u : 0x7FFFFFFFu);
+  } else {
+    ambiguous = false;
+  }
+  return monotone_value<T>(Op == ReduceOp::Max ? key : ~key);
+}
+
 // The word element `v` of row `row` contributes to a min (Op == Min) or max.
 template <ReduceOp Op, class T>
 EW_HD_INLINE uint64_t extremum_word(T v, int64_t row) {
