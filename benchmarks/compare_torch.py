@@ -179,6 +179,35 @@ def sort_rle_offsets_cases(rng, repeats, records, name_filter):
         th2 = median_ms(lambda: torch.cumsum(torch.bincount(ts, minlength=S), 0), repeats)
         report("offsets_from_keys/validated/int64,E=10M,S=1M", ew, th2, "bincount+cumsum")
 
+
+def scatter_cases(rng, repeats, records, name_filter):
+    """scatter_reduce, uniformly random int64 index: sum vs index_add_, max + arg vs scatter_reduce(amax) (no arg)."""
+    if name_filter and name_filter not in "scatter_reduce":
+        return
+    for M, C, S in SHAPES:
+        values = rng.uniform(-1, 1, size=(M, C)).astype(np.float32)
+        index = rng.integers(0, S, size=M, dtype=np.int64)
+        tv, ti = torch.from_numpy(values), torch.from_numpy(index)
+        ti_expanded = ti.view(-1, 1).expand(M, C)  # scatter_reduce wants an index shaped like src
+        out = torch.zeros(S, C)
+        rows = [
+            ("sum", lambda: edgewise.scatter_reduce(values, index, S, op="sum"), "index_add_",
+             lambda: out.zero_().index_add_(0, ti, tv)),
+            ("max_arg", lambda: edgewise.scatter_reduce(values, index, S, op="max", return_arg=True),
+             "scatter_reduce(amax)",
+             lambda: torch.zeros(S, C).scatter_reduce(0, ti_expanded, tv, reduce="amax", include_self=False)),
+        ]
+        for variant, ew_fn, torch_op, torch_fn in rows:
+            ew = median_ms(ew_fn, repeats)
+            th = median_ms(torch_fn, repeats)
+            rec = {"name": f"scatter_reduce/{variant}/random/M={M},C={C},S={S}", "edgewise_ms": ew, "torch_ms": th,
+                   "torch_op": torch_op, "speedup": th / ew}
+            records.append(rec)
+            print(f"{rec['name']:<50} edgewise {ew:8.3f} ms  torch.{torch_op:<21} {th:8.3f} ms  {th / ew:6.2f}x")
+
+
+SECTIONS.append(scatter_cases)
+
 # Each section: (rng, repeats, records, name_filter) -> appends records, prints rows.
 SECTIONS = [segment_cases, segment_tree_cases, sort_rle_offsets_cases]
 

@@ -13,6 +13,7 @@ void register_sort_by_key(py::module_& m);
 void register_run_length_encode(py::module_& m);
 void register_offsets_from_keys(py::module_& m);
 void register_datasets(py::module_& m);
+void register_scatter_reduce(py::module_& m);
 }  // namespace edgewise::python
 
 PYBIND11_MODULE(_edgewise, m) {
@@ -27,4 +28,5 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_run_length_encode(m);
   edgewise::python::register_offsets_from_keys(m);
   edgewise::python::register_datasets(m);
+  edgewise::python::register_scatter_reduce(m);
 }

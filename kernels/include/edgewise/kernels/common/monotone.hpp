@@ -1,0 +1,131 @@
+// Order-preserving float/int32/uint32 -> uint32 keys and the packed
+// (key << 32) | ~row word that resolves min/max + arg in one 64-bit max (EW_HD).
+//
+// The packed word follows Reducer<Min|Max, T> exactly (reducer.hpp), so a
+// reduction that keeps the largest word over its elements finds the same winner
+// as one that folds them in row order:
+//  - a larger value (max) or a smaller one (min) gives a larger key;
+//  - NaN beats every number: any NaN, whatever its sign or payload, gets the
+//    largest key 0xFFFFFFFF, above +inf for max and below -inf (as a key: above
+//    the key of -inf) for min;
+//  - -0 and +0 compare equal, as they do for Reducer, so they get one key;
+//  - equal keys resolve to the lower row, because ~row is larger for lower rows.
+// The row is stored in 32 bits: rows must be at most kPackedMaxRow, which keeps
+// the low half of a real element's word nonzero, so 0 (kPackedEmpty) means
+// "nothing folded yet" and is also the identity of the max.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#if !defined(__CUDA_ARCH__)
+#include <cstring>
+#endif
+
+#include "edgewise/kernels/common/hd.hpp"
+#include "edgewise/kernels/common/reduce_op.hpp"
+
+namespace edgewise {
+
+// The word of an output no element reached; every real element's word is larger.
+inline constexpr uint64_t kPackedEmpty = 0;
+// The largest row a packed word can name (rows 0 .. 2^32 - 2).
+inline constexpr int64_t kPackedMaxRow = int64_t{0xFFFFFFFE};
+
+EW_HD_INLINE uint32_t float_bits(float v) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(v);
+#else
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+#endif
+}
+
+EW_HD_INLINE float float_from_bits(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float v;
+  std::memcpy(&v, &u, sizeof v);
+  return v;
+#endif
+}
+
+// Order-preserving map: a < b <=> monotone_key(a) < monotone_key(b) for numbers
+// (floats: -0 and +0 both map to the key of +0). NaN is not ordered here; see
+// extremum_key. Floats: flip every bit of negatives, set the sign bit of positives.
+template <class T>
+EW_HD_INLINE uint32_t monotone_key(T v) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>,
+                "monotone_key: float, int32_t or uint32_t");
+  if constexpr (std::is_same_v<T, float>) {
+    uint32_t u = float_bits(v);
+    u = u == 0x80000000u ? 0u : u;  // -0 -> +0
+    const uint32_t flip = static_cast<uint32_t>(static_cast<int32_t>(u) >> 31) | 0x80000000u;
+    return u ^ flip;
+  } else if constexpr (std::is_same_v<T, int32_t>) {
+    return static_cast<uint32_t>(v) ^ 0x80000000u;
+  } else {
+    return v;
+  }
+}
+
+// Inverse of monotone_key on its image (-0 comes back as +0).
+template <class T>
+EW_HD_INLINE T monotone_value(uint32_t key) {
+  if constexpr (std::is_same_v<T, float>) {
+    return float_from_bits((key & 0x80000000u) ? (key & 0x7FFFFFFFu) : ~key);
+  } else if constexpr (std::is_same_v<T, int32_t>) {
+    return static_cast<int32_t>(key ^ 0x80000000u);
+  } else {
+    return key;
+  }
+}
+
+// The key a min or max keeps the largest of: monotone_key for max, its
+// complement for min (so the smallest value has the largest key), and
+// 0xFFFFFFFF for NaN in both, which therefore beats every number.
+template <ReduceOp Op, class T>
+EW_HD_INLINE uint32_t extremum_key(T v) {
+  static_assert(Op == ReduceOp::Min || Op == ReduceOp::Max, "extremum_key: min or max");
+  const uint32_t key = Op == ReduceOp::Max ? monotone_key(v) : ~monotone_key(v);
+  if constexpr (std::is_same_v<T, float>) {
+    const bool nan = (float_bits(v) & 0x7FFFFFFFu) > 0x7F800000u;
+    return nan ? 0xFFFFFFFFu : key;
+  } else {
+    return key;
+  }
+}
+
+// (key << 32) | ~row, row in [0, kPackedMaxRow].
+EW_HD_INLINE uint64_t pack_key_row(uint32_t key, int64_t row) {
+  return (static_cast<uint64_t>(key) << 32) | static_cast<uint32_t>(~static_cast<uint32_t>(row));
+}
+EW_HD_INLINE uint32_t packed_key(uint64_t word) { return static_cast<uint32_t>(word >> 32); }
+// The row a word names; -1 for kPackedEmpty.
+EW_HD_INLINE int64_t packed_row(uint64_t word) {
+  return word == kPackedEmpty ? -1 : static_cast<int64_t>(static_cast<uint32_t>(~static_cast<uint32_t>(word)));
+}
+
+// The value behind an extremum_key: exact for integers and for every float but
+// the two classes whose key merges several bit patterns, zero (-0 and +0) and
+// NaN (any sign and payload); for those `ambiguous` is set and the caller reads
+// the value back from the winning row when it needs the exact bits.
+template <ReduceOp Op, class T>
+EW_HD_INLINE T extremum_value(uint32_t key, bool& ambiguous) {
+  if constexpr (std::is_same_v<T, float>) {
+    ambiguous = key == 0xFFFFFFFFu || key == (Op == ReduceOp::Max ? 0x80000000u : 0x7FFFFFFFu);
+  } else {
+    ambiguous = false;
+  }
+  return monotone_value<T>(Op == ReduceOp::Max ? key : ~key);
+}
+
+// The word element `v` of row `row` contributes to a min (Op == Min) or max.
+template <ReduceOp Op, class T>
+EW_HD_INLINE uint64_t extremum_word(T v, int64_t row) {
+  return pack_key_row(extremum_key<Op>(v), row);
+}
+
+}  // namespace edgewise

@@ -1,0 +1,70 @@
+// scatter_reduce: reduce each row of values into the output row its index names.
+#pragma once
+
+#include <cstdint>
+
+#include "edgewise/kernels/common/context.hpp"
+#include "edgewise/kernels/common/reduce_op.hpp"
+#include "edgewise/kernels/common/view.hpp"
+
+namespace edgewise {
+
+// Sizes: M rows of C features (C >= 1), S outputs (segments).
+//
+// values [M, C]  float, int32_t or uint32_t.
+// index  [M]     int32_t or int64_t, in any order; row r goes to output index[r],
+//                which must lie in [0, S). Needs no sorting (segment_reduce is the
+//                path for rows already grouped by output).
+// out    [S, C]  overwritten: out[s, c] = op over the rows r with index[r] == s of
+//                values[r, c], with the semantics of segment_reduce: sum/mean of
+//                int32 accumulate in int64 (uint32 in uint64) and wrap on output;
+//                integer means truncate; an output no row reaches writes 0.
+// arg    [S, C]  optional (pass a default-constructed view to skip), min/max only:
+//                the row of the winning element; ties -> the lower row; NaN beats
+//                every number; an output no row reaches writes -1. The value
+//                written to out is values[arg, c] bit for bit (so -0 stays -0 and
+//                a NaN keeps its payload).
+//
+// Limits: min and max (with or without arg) resolve value and row in one 64-bit
+// word, (order-preserving key << 32) | ~row (common/monotone.hpp), on both
+// devices, so they need M <= 2^32 - 1; a larger M is rejected with
+// std::invalid_argument (no fallback).
+//
+// Reproducibility:
+//  - integer sum/mean and every min/max (value and arg): identical on every run,
+//    at any thread count, on both devices (integer addition is exact; the winner
+//    of a min/max does not depend on the order elements arrive in).
+//  - float sum/mean on CPU: bitwise identical across runs with the same number of
+//    OpenMP threads (static partition of rows, partials merged in thread order);
+//    a different thread count may change the last bits.
+//  - float sum/mean on CUDA: one atomicAdd per element, so the order and the last
+//    bits vary from run to run. Use segment_reduce when that matters.
+//
+// All views must live on ctx.device(). With ctx.validate (the default) every
+// index is checked before anything is written; a bad one throws
+// std::invalid_argument naming its position and value
+// ("scatter_reduce: index[17] (12) must lie in [0, 10)"), and out/arg are left
+// exactly as they were. Shapes, devices and the M limit are always checked.
+template <class T, class I>
+void scatter_reduce(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
+                    MatrixView<int64_t> arg, Context& ctx);
+
+// The same on a per-thread default context for the views' device.
+template <class T, class I>
+void scatter_reduce(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
+                    MatrixView<int64_t> arg = {});
+
+#define EW_SCATTER_REDUCE_EXTERN(T, I)                                                                     \
+  extern template void scatter_reduce<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>, \
+                                            MatrixView<int64_t>, Context&);                                \
+  extern template void scatter_reduce<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>, \
+                                            MatrixView<int64_t>);
+EW_SCATTER_REDUCE_EXTERN(float, int32_t)
+EW_SCATTER_REDUCE_EXTERN(float, int64_t)
+EW_SCATTER_REDUCE_EXTERN(int32_t, int32_t)
+EW_SCATTER_REDUCE_EXTERN(int32_t, int64_t)
+EW_SCATTER_REDUCE_EXTERN(uint32_t, int32_t)
+EW_SCATTER_REDUCE_EXTERN(uint32_t, int64_t)
+#undef EW_SCATTER_REDUCE_EXTERN
+
+}  // namespace edgewise

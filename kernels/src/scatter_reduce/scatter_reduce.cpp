@@ -1,0 +1,105 @@
+// scatter_reduce: validation, then dispatch to the CPU or CUDA driver.
+#include "edgewise/kernels/scatter_reduce.hpp"
+
+#include "common/cuda_backend.hpp"
+#include "common/validate.hpp"
+#include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/common/memory.hpp"
+#include "edgewise/kernels/common/monotone.hpp"
+#include "scatter_reduce/scatter_reduce_backends.hpp"
+
+namespace edgewise {
+
+namespace {
+constexpr const char* kOp = "scatter_reduce";
+
+// Every index must lie in [0, S); reads the index on its device, and on failure
+// the one bad element (a single read-back on CUDA).
+template <class I>
+void validate_index(VectorView<const I> index, int64_t segments, Context& ctx) {
+  int64_t bad = -1;
+  I value{};
+  if (index.device.is_cpu()) {
+    bad = scatter_reduce_detail::first_bad_index_cpu(index, segments);
+    if (bad >= 0) value = index.data[bad];
+  } else {
+#if EDGEWISE_WITH_CUDA
+    bad = scatter_reduce_detail::first_bad_index_cuda(index, segments, ctx);
+    if (bad >= 0) copy_bytes(&value, Device::cpu(), index.data + bad, index.device, sizeof(I), ctx.stream());
+#else
+    (void)ctx;
+    detail::throw_built_without_cuda(kOp);
+#endif
+  }
+  EW_REQUIRE(bad < 0, kOp, ": index[", bad, "] (", static_cast<int64_t>(value), ") must lie in [0, ", segments,
+             ")");
+}
+
+template <class T, class I>
+void check_arguments(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
+                     MatrixView<int64_t> arg, Context& ctx) {
+  using detail::require_device;
+  EW_REQUIRE(values.rows >= 0 && values.cols >= 1, kOp, ": values must be [M, C] with C >= 1 (got [",
+             values.rows, ", ", values.cols, "])");
+  EW_REQUIRE(values.data != nullptr || values.size() == 0, kOp, ": values is null but has ", values.size(),
+             " elements");
+  EW_REQUIRE(index.size == values.rows, kOp, ": index.size() (", index.size, ") must equal values.rows() (",
+             values.rows, ")");
+  EW_REQUIRE(index.data != nullptr || index.size == 0, kOp, ": index is null but has ", index.size, " elements");
+  EW_REQUIRE(out.rows >= 0, kOp, ": out.rows() (", out.rows, ") must be >= 0");
+  EW_REQUIRE(out.cols == values.cols, kOp, ": out.cols() (", out.cols, ") must equal values.cols() (", values.cols,
+             ")");
+  EW_REQUIRE(out.data != nullptr || out.size() == 0, kOp, ": out is null but has ", out.size(), " elements");
+  require_device(kOp, "values", values.device, ctx);
+  require_device(kOp, "index", index.device, ctx);
+  require_device(kOp, "out", out.device, ctx);
+  if (arg.present()) {
+    EW_REQUIRE(has_arg(op), kOp, ": arg is only defined for min and max (op is ", to_string(op), ")");
+    EW_REQUIRE(arg.rows == out.rows && arg.cols == out.cols, kOp, ": arg must be [", out.rows, ", ", out.cols,
+               "] like out (got [", arg.rows, ", ", arg.cols, "])");
+    require_device(kOp, "arg", arg.device, ctx);
+  }
+  // The packed min/max word holds the row in 32 bits (common/monotone.hpp).
+  EW_REQUIRE(!has_arg(op) || values.rows <= kPackedMaxRow + 1, kOp, ": ", to_string(op),
+             " stores the winning row in 32 bits, so values.rows() (", values.rows, ") must be at most ",
+             kPackedMaxRow + 1);
+  if (ctx.validate && index.size > 0) validate_index(index, out.rows, ctx);
+}
+}  // namespace
+
+template <class T, class I>
+void scatter_reduce(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
+                    MatrixView<int64_t> arg, Context& ctx) {
+  check_arguments(values, index, op, out, arg, ctx);
+  if (out.size() == 0) return;
+  if (ctx.device().is_cpu()) {
+    scatter_reduce_detail::scatter_reduce_cpu(values, index, op, out, arg, ctx);
+  } else {
+#if EDGEWISE_WITH_CUDA
+    scatter_reduce_detail::scatter_reduce_cuda(values, index, op, out, arg, ctx);
+#else
+    detail::throw_built_without_cuda(kOp);
+#endif
+  }
+}
+
+template <class T, class I>
+void scatter_reduce(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
+                    MatrixView<int64_t> arg) {
+  scatter_reduce(values, index, op, out, arg, default_context(values.device));
+}
+
+#define EW_INSTANTIATE(T, I)                                                                                     \
+  template void scatter_reduce<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>,        \
+                                     MatrixView<int64_t>, Context&);                                           \
+  template void scatter_reduce<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>,        \
+                                     MatrixView<int64_t>);
+EW_INSTANTIATE(float, int32_t)
+EW_INSTANTIATE(float, int64_t)
+EW_INSTANTIATE(int32_t, int32_t)
+EW_INSTANTIATE(int32_t, int64_t)
+EW_INSTANTIATE(uint32_t, int32_t)
+EW_INSTANTIATE(uint32_t, int64_t)
+#undef EW_INSTANTIATE
+
+}  // namespace edgewise

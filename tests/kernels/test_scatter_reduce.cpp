@@ -1,0 +1,451 @@
+// scatter_reduce against the sequential oracle: every op x dtype x index type,
+// index regimes (both CPU strategies), boundary sizes, arg/NaN/-0/empty semantics,
+// reproducibility, bad input (outputs untouched), devices and the 2^32-row limit.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <numeric>
+
+#include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/scatter_reduce.hpp"
+#include "scatter_reduce_ref.hpp"
+#include "test_support.hpp"
+
+namespace edgewise::test {
+namespace {
+
+using ScatterReduceTest = DeviceTest;
+constexpr ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Min, ReduceOp::Max};
+
+// Runs scatter_reduce on `device` with poisoned outputs; returns (out, arg) on the host.
+template <class T, class I>
+std::pair<std::vector<T>, std::vector<int64_t>> run_scatter(Device device, const std::vector<T>& values, int64_t C,
+                                                            const std::vector<I>& index, int64_t S, ReduceOp op,
+                                                            bool with_arg) {
+  const int64_t M = static_cast<int64_t>(index.size());
+  auto d_values = to_device(values, device);
+  auto d_index = to_device(index, device);
+  auto d_out = poisoned<T>(S * C, device);
+  auto d_arg = poisoned<int64_t>(with_arg ? S * C : 0, device);
+  MatrixView<int64_t> arg_view;
+  if (with_arg) arg_view = MatrixView<int64_t>(d_arg.data(), S, C, device);
+  Context ctx(device);
+  scatter_reduce<T, I>(d_values.matrix(M, C), d_index.view(), op, d_out.matrix(S, C), arg_view, ctx);
+  return {d_out.to_host_vector(), with_arg ? d_arg.to_host_vector() : std::vector<int64_t>{}};
+}
+
+template <class T, class I>
+void expect_matches_reference(Device device, const std::vector<T>& values, int64_t C, const std::vector<I>& index,
+                              int64_t S, ReduceOp op, const std::string& label, double rtol = 2e-6) {
+  SCOPED_TRACE(label + " op=" + std::string(to_string(op)) + " index=int" + std::to_string(8 * sizeof(I)));
+  const bool extremum = has_arg(op);
+  auto ref = reference::scatter_reduce_ref(values, C, index, S, op);
+  auto [out, arg] = run_scatter(device, values, C, index, S, op, extremum);
+  if (std::is_floating_point_v<T> && !extremum) {
+    EXPECT_TRUE(close_to(out, ref.out, ref.scale, rtol, 1e-6));
+  } else {
+    EXPECT_TRUE(equal_exactly(out, ref.out));
+  }
+  if (extremum) {
+    EXPECT_TRUE(equal_exactly(arg, ref.arg)) << "(arg)";
+    auto [out_no_arg, none] = run_scatter(device, values, C, index, S, op, false);
+    EXPECT_TRUE(equal_exactly(out_no_arg, ref.out)) << "(min/max without arg)";
+  }
+}
+
+// Index regimes. With 2+ threads the CPU driver uses thread-private partials
+// when threads x S <= M / 8 and owner-computes otherwise; the shapes below land
+// in both (S = 5 next to M = 640, and S > M).
+enum class IndexRegime { Uniform, OneTarget, Permutation, Sorted, HalfEmpty, PowerLaw };
+
+const char* index_regime_name(IndexRegime r) {
+  switch (r) {
+    case IndexRegime::Uniform: return "uniform";
+    case IndexRegime::OneTarget: return "one-target";
+    case IndexRegime::Permutation: return "permutation";
+    case IndexRegime::Sorted: return "sorted";
+    case IndexRegime::HalfEmpty: return "half-empty";
+    case IndexRegime::PowerLaw: return "power-law";
+  }
+  return "?";
+}
+
+template <class I>
+std::vector<I> make_index(std::mt19937_64& rng, IndexRegime regime, int64_t M, int64_t S) {
+  std::vector<I> index(static_cast<size_t>(M));
+  if (S == 0) return index;
+  std::uniform_int_distribution<int64_t> any(0, S - 1);
+  switch (regime) {
+    case IndexRegime::Uniform:
+      for (auto& i : index) i = static_cast<I>(any(rng));
+      break;
+    case IndexRegime::OneTarget: {
+      const I hub = static_cast<I>(any(rng));
+      std::fill(index.begin(), index.end(), hub);
+      break;
+    }
+    case IndexRegime::Permutation:
+      for (int64_t r = 0; r < M; ++r) index[r] = static_cast<I>(r % S);
+      std::shuffle(index.begin(), index.end(), rng);
+      break;
+    case IndexRegime::Sorted:
+      for (auto& i : index) i = static_cast<I>(any(rng));
+      std::sort(index.begin(), index.end());
+      break;
+    case IndexRegime::HalfEmpty:  // only even outputs are reached
+      for (auto& i : index) i = static_cast<I>(any(rng) / 2 * 2);
+      break;
+    case IndexRegime::PowerLaw: {
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      for (auto& i : index) i = static_cast<I>(std::min<int64_t>(S - 1, static_cast<int64_t>(S * std::pow(u(rng), 4.0))));
+      break;
+    }
+  }
+  return index;
+}
+
+template <class T, class I>
+void sweep_regimes(Device device, uint64_t salt) {
+  auto rng = rng_for(salt);
+  const IndexRegime regimes[] = {IndexRegime::Uniform,   IndexRegime::OneTarget, IndexRegime::Permutation,
+                                 IndexRegime::Sorted,    IndexRegime::HalfEmpty, IndexRegime::PowerLaw};
+  for (IndexRegime regime : regimes) {
+    for (int64_t C : {1, 3, 16, 67}) {
+      for (auto [M, S] : {std::pair<int64_t, int64_t>{640, 5}, {300, 400}}) {
+        // Small integers keep integer sums exact and make ties frequent.
+        auto values = random_values<T>(rng, M * C, std::is_unsigned_v<T> ? 0 : -20, 20);
+        auto index = make_index<I>(rng, regime, M, S);
+        for (ReduceOp op : kOps) {
+          expect_matches_reference(device, values, C, index, S, op,
+                                   detail::concat("regime=", index_regime_name(regime), " M=", M, " C=", C, " S=", S));
+        }
+      }
+    }
+  }
+}
+
+TEST_P(ScatterReduceTest, FloatMatchesReferenceInEveryRegime) {
+  sweep_regimes<float, int64_t>(device(), 1);
+  sweep_regimes<float, int32_t>(device(), 2);
+}
+TEST_P(ScatterReduceTest, Int32MatchesReferenceInEveryRegime) {
+  sweep_regimes<int32_t, int64_t>(device(), 3);
+  sweep_regimes<int32_t, int32_t>(device(), 4);
+}
+TEST_P(ScatterReduceTest, UInt32MatchesReferenceInEveryRegime) {
+  sweep_regimes<uint32_t, int64_t>(device(), 5);
+  sweep_regimes<uint32_t, int32_t>(device(), 6);
+}
+
+// Every specialised width and the generic one, M and S around warp/vector boundaries.
+TEST_P(ScatterReduceTest, BoundarySizes) {
+  auto rng = rng_for(7);
+  for (int64_t M : {0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 257}) {
+    for (int64_t S : {1, 8, 65}) {
+      for (int64_t C : {1, 2, 4, 5, 8, 32, 64, 128, 129}) {
+        auto values = random_values<float>(rng, M * C);
+        auto index = make_index<int64_t>(rng, IndexRegime::Uniform, M, S);
+        for (ReduceOp op : kOps) {
+          expect_matches_reference(device(), values, C, index, S, op, detail::concat("M=", M, " S=", S, " C=", C));
+        }
+      }
+    }
+  }
+}
+
+// The same results at 1, 2 and 3 threads for both CPU strategies (the 3-thread
+// team does not divide the rows or outputs evenly).
+TEST_P(ScatterReduceTest, EveryThreadCountMatchesTheReference) {
+  auto rng = rng_for(8);
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    for (auto [M, S] : {std::pair<int64_t, int64_t>{5000, 7}, {5000, 4000}}) {
+      auto values = random_values<int32_t>(rng, M * 4, -50, 50);
+      auto index = make_index<int32_t>(rng, IndexRegime::Uniform, M, S);
+      for (ReduceOp op : kOps) {
+        expect_matches_reference(device(), values, 4, index, S, op, detail::concat("threads=", threads, " S=", S));
+      }
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
+// More rows than a partial holds outputs, in wide float rows: the merge of
+// thread partials and the compaction chunks (4096 rows) of owner-computes.
+TEST_P(ScatterReduceTest, LargeInputsMatchTheReference) {
+  auto rng = rng_for(9);
+  for (auto [M, S] : {std::pair<int64_t, int64_t>{200000, 100}, {30000, 20000}}) {
+    for (int64_t C : {1, 16}) {
+      auto values = random_values<float>(rng, M * C, -1, 1);
+      auto index = make_index<int64_t>(rng, IndexRegime::PowerLaw, M, S);
+      for (ReduceOp op : kOps) {
+        expect_matches_reference(device(), values, C, index, S, op, detail::concat("M=", M, " S=", S, " C=", C),
+                                 1e-5);
+      }
+    }
+  }
+}
+
+TEST_P(ScatterReduceTest, TiesGoToTheLowerRowAndUnreachedOutputsWriteZeroAndMinusOne) {
+  // Output 0: rows 1, 3, 4 all 7 -> arg 1. Output 1: no row. Output 2: rows 0, 2, 5
+  // with the maximum 9 twice (rows 2 and 5) and the minimum 1 at row 0.
+  const std::vector<float> values = {1, 7, 9, 7, 7, 9};
+  const std::vector<int64_t> index = {2, 0, 2, 0, 0, 2};
+  auto [mx, amx] = run_scatter(device(), values, 1, index, 3, ReduceOp::Max, true);
+  EXPECT_EQ(mx, (std::vector<float>{7, 0, 9}));
+  EXPECT_EQ(amx, (std::vector<int64_t>{1, -1, 2}));
+  auto [mn, amn] = run_scatter(device(), values, 1, index, 3, ReduceOp::Min, true);
+  EXPECT_EQ(mn, (std::vector<float>{7, 0, 1}));
+  EXPECT_EQ(amn, (std::vector<int64_t>{1, -1, 0}));
+  auto [mean, none] = run_scatter(device(), values, 1, index, 3, ReduceOp::Mean, false);
+  EXPECT_EQ(mean, (std::vector<float>{7, 0, 19.0f / 3.0f}));
+  auto [sum, none2] = run_scatter(device(), values, 1, index, 3, ReduceOp::Sum, false);
+  EXPECT_EQ(sum, (std::vector<float>{21, 0, 19}));
+}
+
+TEST_P(ScatterReduceTest, NoRowsWritesZerosEverywhere) {
+  for (ReduceOp op : kOps) {
+    auto [out, arg] = run_scatter(device(), std::vector<float>{}, 3, std::vector<int32_t>{}, 4, op, has_arg(op));
+    EXPECT_EQ(out, std::vector<float>(12, 0.0f)) << to_string(op);
+    if (has_arg(op)) {
+      EXPECT_EQ(arg, std::vector<int64_t>(12, -1));
+    }
+  }
+}
+
+TEST_P(ScatterReduceTest, NaNWinsMinAndMaxAndTheFirstNaNIsTheArg) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  // Output 0: 1, NaN (row 2), 5, NaN (row 5). Output 1: -inf twice. Output 2: inf, 2.
+  const std::vector<float> values = {1, -inf, nan, -inf, 5, nan, inf, 2};
+  const std::vector<int32_t> index = {0, 1, 0, 1, 0, 0, 2, 2};
+  for (ReduceOp op : {ReduceOp::Min, ReduceOp::Max}) {
+    auto [out, arg] = run_scatter(device(), values, 1, index, 3, op, true);
+    EXPECT_TRUE(std::isnan(out[0]));
+    EXPECT_EQ(arg[0], 2) << "the first NaN wins";
+    EXPECT_EQ(out[1], -inf);
+    EXPECT_EQ(arg[1], 1) << "all -inf: the lower row";
+    EXPECT_EQ(out[2], op == ReduceOp::Max ? inf : 2.0f);
+    EXPECT_EQ(arg[2], op == ReduceOp::Max ? 6 : 7);
+    expect_matches_reference(device(), values, 1, index, 3, op, "nan");
+  }
+}
+
+// -0 and +0 are equal, so the lower row wins and its bits are written; a NaN
+// winner keeps its sign and payload.
+TEST_P(ScatterReduceTest, SignedZerosAndNaNPayloadsComeOutBitForBit) {
+  uint32_t payload_bits = 0xFFC01234u;  // a negative quiet NaN with a payload
+  float payload_nan;
+  std::memcpy(&payload_nan, &payload_bits, sizeof payload_nan);
+  const std::vector<float> values = {-0.0f, 0.0f, 0.0f, -0.0f, 3.0f, payload_nan, std::nanf("")};
+  const std::vector<int64_t> index = {0, 0, 1, 1, 2, 2, 2};
+  for (ReduceOp op : {ReduceOp::Min, ReduceOp::Max}) {
+    for (bool with_arg : {true, false}) {
+      auto [out, arg] = run_scatter(device(), values, 1, index, 3, op, with_arg);
+      if (with_arg) {
+        EXPECT_EQ(arg, (std::vector<int64_t>{0, 2, 5}));
+      }
+      EXPECT_TRUE(std::signbit(out[0])) << "row 0 holds -0";
+      EXPECT_FALSE(std::signbit(out[1])) << "row 2 holds +0";
+      uint32_t got_bits;
+      std::memcpy(&got_bits, &out[2], sizeof got_bits);
+      EXPECT_EQ(got_bits, payload_bits) << "the first NaN (row 5), bit for bit";
+    }
+  }
+}
+
+TEST_P(ScatterReduceTest, IntegerExtremesWrappingSumsAndTruncatingMeans) {
+  const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+  const std::vector<int32_t> values = {hi, lo, hi, lo, -7, 4};
+  const std::vector<int64_t> index = {0, 1, 0, 1, 2, 2};
+  for (ReduceOp op : kOps) expect_matches_reference(device(), values, 1, index, 3, op, "int32 extremes");
+  auto [sum, none] = run_scatter(device(), values, 1, index, 3, ReduceOp::Sum, false);
+  EXPECT_EQ(sum[0], -2) << "int32 sums wrap modulo 2^32";
+  EXPECT_EQ(sum[1], 0);
+  auto [mean, none2] = run_scatter(device(), values, 1, index, 3, ReduceOp::Mean, false);
+  EXPECT_EQ(mean[0], hi) << "means accumulate in 64 bits";
+  EXPECT_EQ(mean[1], lo);
+  EXPECT_EQ(mean[2], -1) << "-3 / 2 truncates toward zero";
+  const uint32_t umax = std::numeric_limits<uint32_t>::max();
+  const std::vector<uint32_t> uvalues = {umax, 0, umax, 1, 0, umax};
+  for (ReduceOp op : kOps) {
+    expect_matches_reference(device(), uvalues, 2, std::vector<int32_t>{1, 1, 0}, 2, op, "uint32 extremes");
+  }
+}
+
+// Min/max (value and arg) and integer sums never depend on the order of work;
+// float sums are identical across runs (CPU: with the same thread count).
+TEST_P(ScatterReduceTest, ResultsAreReproducible) {
+  auto rng = rng_for(10);
+  const int64_t M = 60000, S = 300, C = 16;
+  auto values = random_values<float>(rng, M * C, -1, 1);
+  auto index = make_index<int64_t>(rng, IndexRegime::PowerLaw, M, S);
+  for (ReduceOp op : kOps) {
+    auto [out0, arg0] = run_scatter(device(), values, C, index, S, op, has_arg(op));
+    auto [out1, arg1] = run_scatter(device(), values, C, index, S, op, has_arg(op));
+    if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
+      if (device().is_cpu()) {
+        EXPECT_EQ(std::memcmp(out0.data(), out1.data(), out0.size() * sizeof(float)), 0) << to_string(op);
+      }
+      continue;  // CUDA float sums: atomics, order varies (documented)
+    }
+    EXPECT_EQ(std::memcmp(out0.data(), out1.data(), out0.size() * sizeof(float)), 0) << to_string(op);
+    EXPECT_EQ(arg0, arg1);
+  }
+  if (device().is_cpu()) {  // min/max across thread counts, both CPU strategies
+    const int saved = omp_get_max_threads();
+    for (int64_t s : {S, M}) {
+      auto idx = make_index<int64_t>(rng, IndexRegime::Uniform, M, s);
+      omp_set_num_threads(1);
+      auto one = run_scatter(device(), values, C, idx, s, ReduceOp::Max, true);
+      omp_set_num_threads(2);
+      auto two = run_scatter(device(), values, C, idx, s, ReduceOp::Max, true);
+      omp_set_num_threads(saved);
+      EXPECT_EQ(std::memcmp(one.first.data(), two.first.data(), one.first.size() * sizeof(float)), 0);
+      EXPECT_EQ(one.second, two.second);
+    }
+  }
+}
+
+// Bad input: a clear error naming the op, the argument and the values; out/arg untouched.
+TEST_P(ScatterReduceTest, BadInputThrowsAndLeavesOutputsUntouched) {
+  const Device dev = device();
+  auto values = to_device(std::vector<float>{1, 2, 3, 4, 5, 6}, dev);  // [3, 2]
+  struct Case {
+    std::vector<int64_t> index;
+    int64_t out_rows;
+    int64_t out_cols;
+    ReduceOp op;
+    bool with_arg;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {{0, 1, 4}, 4, 2, ReduceOp::Sum, false, "index[2] (4) must lie in [0, 4)"},
+      {{0, -1, 1}, 4, 2, ReduceOp::Max, true, "index[1] (-1) must lie in [0, 4)"},
+      {{9, 9, 9}, 4, 2, ReduceOp::Mean, false, "index[0] (9) must lie in [0, 4)"},
+      {{0, 0, 0}, 0, 2, ReduceOp::Sum, false, "index[0] (0) must lie in [0, 0)"},
+      {{0, 1}, 4, 2, ReduceOp::Sum, false, "index.size() (2) must equal values.rows() (3)"},
+      {{0, 1, 2}, 4, 3, ReduceOp::Sum, false, "out.cols() (3) must equal values.cols() (2)"},
+      {{0, 1, 2}, 4, 2, ReduceOp::Mean, true, "arg is only defined for min and max"},
+  };
+  for (const Case& c : cases) {
+    auto index = to_device(c.index, dev);
+    auto out = poisoned<float>(std::max<int64_t>(c.out_rows * c.out_cols, 1), dev);
+    auto arg = poisoned<int64_t>(std::max<int64_t>(c.out_rows * c.out_cols, 1), dev);
+    const auto out_before = out.to_host_vector();
+    MatrixView<int64_t> arg_view;
+    if (c.with_arg) arg_view = MatrixView<int64_t>(arg.data(), c.out_rows, c.out_cols, dev);
+    Context ctx(dev);
+    try {
+      scatter_reduce<float, int64_t>(values.matrix(3, 2), index.view(), c.op,
+                                     MatrixView<float>(out.data(), c.out_rows, c.out_cols, dev), arg_view, ctx);
+      ADD_FAILURE() << "no error for case '" << c.needle << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(c.needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("scatter_reduce"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(std::memcmp(out.to_host_vector().data(), out_before.data(), out_before.size() * sizeof(float)), 0)
+        << "out changed for case '" << c.needle << "'";
+    for (int64_t a : arg.to_host_vector()) EXPECT_EQ(a, -1) << "arg changed for case '" << c.needle << "'";
+  }
+}
+
+// An int32 index is checked as its own values (no sign-extension surprises).
+TEST_P(ScatterReduceTest, Int32IndexOutOfRangeIsReported) {
+  auto values = to_device(std::vector<uint32_t>{1, 2, 3}, device());
+  auto index = to_device(std::vector<int32_t>{0, std::numeric_limits<int32_t>::min(), 1}, device());
+  auto out = poisoned<uint32_t>(2, device());
+  Context ctx(device());
+  try {
+    scatter_reduce<uint32_t, int32_t>(values.matrix(3, 1), index.view(), ReduceOp::Min, out.matrix(2, 1), {}, ctx);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("scatter_reduce: index[1] (-2147483648) must lie in [0, 2)"),
+              std::string::npos)
+        << e.what();
+  }
+  for (uint32_t o : out.to_host_vector()) EXPECT_EQ(o, 0xFFFFFFFFu);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, ScatterReduceTest, testing::ValuesIn(all_devices()), device_name);
+
+// Views on one device with a context on another are rejected before any work.
+TEST(ScatterReduceDevices, MixedDevicesAreAnErrorNotACopy) {
+  std::vector<float> values = {1, 2};
+  std::vector<int64_t> index = {0, 0};
+  std::vector<float> out(1);
+  Context cuda_ctx(Device::cuda(0));
+  try {
+    scatter_reduce<float, int64_t>(MatrixView<const float>(values.data(), 2, 1),
+                                   VectorView<const int64_t>(index.data(), 2), ReduceOp::Sum,
+                                   MatrixView<float>(out.data(), 1, 1), {}, cuda_ctx);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("values is on cpu but the context is on cuda:0"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ScatterReduceDevices, CudaWithoutCudaSaysSo) {
+  if (cuda_built()) GTEST_SKIP() << "built with CUDA: nothing to check";
+  Context ctx(Device::cuda(0));
+  MatrixView<const float> values(nullptr, 0, 1, Device::cuda(0));
+  VectorView<const int32_t> index(nullptr, 0, Device::cuda(0));
+  std::vector<float> host(1);
+  MatrixView<float> out(host.data(), 1, 1, Device::cuda(0));
+  try {
+    scatter_reduce<float, int32_t>(values, index, ReduceOp::Sum, out, {}, ctx);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("scatter_reduce: edgewise was built without CUDA"), std::string::npos)
+        << e.what();
+  }
+}
+
+// The packed min/max word stores rows in 32 bits: M > 2^32 - 1 is rejected up
+// front (shape check, before any element is read; the pointers are never touched).
+TEST(ScatterReduceLimits, MinMaxRejectMoreThan32BitRows) {
+  const int64_t M = int64_t{1} << 32;
+  float fake_value = 0;
+  int64_t fake_index = 0;
+  MatrixView<const float> values(&fake_value, M, 1);
+  VectorView<const int64_t> index(&fake_index, M);
+  std::vector<float> out(1, -3.0f);
+  Context ctx;
+  for (ReduceOp op : {ReduceOp::Min, ReduceOp::Max}) {
+    try {
+      scatter_reduce<float, int64_t>(values, index, op, MatrixView<float>(out.data(), 1, 1), {}, ctx);
+      ADD_FAILURE() << "no error";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("stores the winning row in 32 bits, so values.rows() (4294967296) must be "
+                                           "at most 4294967295"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(out[0], -3.0f);
+}
+
+TEST(ScatterReduceDevices, ValidationCanBeSwitchedOffForTrustedInput) {
+  std::vector<float> values = {1, 2, 3};
+  std::vector<int32_t> index = {1, 0, 1};
+  std::vector<float> out(2, -1);
+  Context ctx;
+  ctx.validate = false;
+  scatter_reduce<float, int32_t>(MatrixView<const float>(values.data(), 3, 1),
+                                 VectorView<const int32_t>(index.data(), 3), ReduceOp::Sum,
+                                 MatrixView<float>(out.data(), 2, 1), {}, ctx);
+  EXPECT_EQ(out, (std::vector<float>{2, 4}));
+  std::vector<float> out2(2, -1);  // the default-context overload gives the same answer
+  scatter_reduce<float, int32_t>(MatrixView<const float>(values.data(), 3, 1),
+                                 VectorView<const int32_t>(index.data(), 3), ReduceOp::Sum,
+                                 MatrixView<float>(out2.data(), 2, 1));
+  EXPECT_EQ(out2, out);
+}
+
+}  // namespace
+}  // namespace edgewise::test
