@@ -8,6 +8,7 @@ from ._edgewise import (  # noqa: F401
     __version__,
     cuda_built,
     cuda_device_count,
+    galloping_search,
     segment_reduce,
 )
 
@@ -15,5 +16,6 @@ __all__ = [
     "__version__",
     "cuda_built",
     "cuda_device_count",
+    "galloping_search",
     "segment_reduce",
 ]
