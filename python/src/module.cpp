@@ -14,6 +14,7 @@ void register_run_length_encode(py::module_& m);
 void register_offsets_from_keys(py::module_& m);
 void register_datasets(py::module_& m);
 void register_scatter_reduce(py::module_& m);
+void register_galloping_search(py::module_& m);
 }  // namespace edgewise::python
 
 PYBIND11_MODULE(_edgewise, m) {
@@ -29,4 +30,5 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_offsets_from_keys(m);
   edgewise::python::register_datasets(m);
   edgewise::python::register_scatter_reduce(m);
+  edgewise::python::register_galloping_search(m);
 }
