@@ -24,6 +24,8 @@ from ._edgewise import (  # noqa: F401
     planted_partition,
     read_npz,
     rmat_graph,
+    Graph,
+    train,
 )
 
 __all__ = [
@@ -44,4 +46,6 @@ __all__ = [
     "planted_partition",
     "read_npz",
     "rmat_graph",
+    "Graph",
+    "train",
 ]

@@ -21,6 +21,14 @@ class DropoutMask {
   }
   EW_HD_INLINE float apply(float x, int64_t i) const { return keep(i) ? x * scale_ : 0.0f; }
 
+  // Elements [4 b, min(4 b + 4, n)) from one Philox block (the fast path).
+  EW_HD_INLINE void apply_block(const float* x, float* y, int64_t b, int64_t n) const {
+    const PhiloxBlock block = philox_block(seed_, stream_, static_cast<uint64_t>(b));
+    const int64_t first = 4 * b;
+    const int64_t count = n - first < 4 ? n - first : 4;
+    for (int64_t j = 0; j < count; ++j) y[first + j] = uniform_float(block.v[j]) >= p_ ? x[first + j] * scale_ : 0.0f;
+  }
+
  private:
   float p_, scale_;
   uint64_t seed_, stream_;

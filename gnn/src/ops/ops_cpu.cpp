@@ -108,9 +108,10 @@ void relu_backward(const Tensor& y, const Tensor& grad_y, Tensor& grad_x) {
 
 void dropout_values(VectorView<const float> x, float p, uint64_t seed, uint64_t stream, VectorView<float> y) {
   const int64_t n = x.size;
+  const int64_t blocks = (n + 3) / 4;
   const DropoutMask mask(p, seed, stream);
 #pragma omp parallel for if (n > kParallelThreshold)
-  for (int64_t i = 0; i < n; ++i) y.data[i] = mask.apply(x.data[i], i);
+  for (int64_t b = 0; b < blocks; ++b) mask.apply_block(x.data, y.data, b, n);
 }
 
 void log_softmax_rows(const Tensor& x, Tensor& y) {

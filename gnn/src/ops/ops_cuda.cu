@@ -120,7 +120,8 @@ void dropout_values(VectorView<const float> x, float p, uint64_t seed, uint64_t 
   const DropoutMask mask(p, seed, stream);
   const float* xs = x.data;
   float* ys = y.data;
-  for_each(x.size, [=] __device__(int64_t i) { ys[i] = mask.apply(xs[i], i); });
+  const int64_t n = x.size;
+  for_each((n + 3) / 4, [=] __device__(int64_t b) { mask.apply_block(xs, ys, b, n); });
 }
 
 void log_softmax_rows(const Tensor& x, Tensor& y) {

@@ -67,4 +67,7 @@ namespace edgewise {
 // A per-thread Context for `device` (default stream, validation on), used by the
 // overloads that take no Context.
 Context& default_context(Device device);
+// A per-thread Context with validation off, for callers whose inputs were validated
+// once at a boundary (a Graph at construction): the hot path then trusts them.
+Context& trusted_context(Device device);
 }  // namespace edgewise

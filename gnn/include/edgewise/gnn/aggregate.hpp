@@ -1,0 +1,59 @@
+// Aggregation: the edge -> node reduction every message-passing layer uses,
+//   out[v] = op over edges e = (u -> v) of w_e * x[u]     (op: sum, mean, min, max)
+// with forward and backward on the tape.
+//
+// Strategies (the mission's central choice):
+//  Segment  CSR, no atomics: every output row has one writer and a fixed order, so
+//           the result is bitwise reproducible. Needs the CSR (a Graph has it).
+//  Scatter  one atomic per message into out[dst_e] (scatter_reduce): no sorting or
+//           preprocessing; on the GPU not bitwise reproducible for float sums.
+//  Auto     the cost model: Segment whenever determinism is requested (options or
+//           set_deterministic) or a CSR exists — a Graph always has one, and its
+//           cost (one sort) is paid once and reused every layer and epoch; Scatter
+//           only for one-shot COO aggregation (aggregate_coo), where sorting E edges
+//           for a single use costs more than the atomics it saves.
+// Forms: Fused (spmm: gather and reduce in one pass, the [E, C] message matrix never
+// exists) or Materialized (gather w_e * x[src_e] into [E, C], then segment_reduce or
+// scatter_reduce). Fused is the default; Materialized exists for comparison (memory,
+// speed) and for user-supplied per-edge messages (aggregate_messages).
+// Backward: sum/mean through the transposed CSR (spmm_backward), min/max routed
+// through the forward's arg (spmm_arg_backward); dL/d edge weights when they require grad.
+#pragma once
+
+#include "edgewise/gnn/autograd.hpp"
+#include "edgewise/gnn/graph.hpp"
+#include "edgewise/kernels/common/reduce_op.hpp"
+
+namespace edgewise::gnn {
+
+enum class AggregationStrategy { Auto, Segment, Scatter };
+enum class MessageForm { Fused, Materialized };
+
+struct AggregationOptions {
+  ReduceOp op = ReduceOp::Sum;
+  AggregationStrategy strategy = AggregationStrategy::Auto;
+  MessageForm form = MessageForm::Fused;
+  bool use_edge_weight = true;  // multiply messages by the graph's edge weights
+  bool deterministic = false;   // force a bitwise-reproducible path
+};
+
+// Process-wide determinism switch (like torch.use_deterministic_algorithms):
+// Auto picks only reproducible paths, and an explicit Scatter on a GPU is an error.
+void set_deterministic(bool on) noexcept;
+bool deterministic() noexcept;
+
+// The strategy Auto resolves to for a Graph (documented above).
+AggregationStrategy resolve_strategy(const AggregationOptions& options, Device device);
+
+// Aggregates node features x [N, C] over the graph's edges. `edge_weight`, when
+// given, overrides the graph's weights ([E, 1] in CSR order) and may require grad.
+Variable aggregate(const Graph& graph, const Variable& x, const AggregationOptions& options = {},
+                   const Variable& edge_weight = Variable());
+
+// Aggregates per-edge messages [E, C] given in CSR order (message form).
+Variable aggregate_messages(const Graph& graph, const Variable& messages, const AggregationOptions& options = {});
+
+// The string names used by flags and Python: "auto", "segment", "scatter".
+AggregationStrategy parse_strategy(const std::string& name);
+
+}  // namespace edgewise::gnn

@@ -1,0 +1,48 @@
+// GCNConv (Kipf & Welling 2017): out = Â (x W) + b, Â = D^-1/2 (A + I) D^-1/2.
+// Semantics equal PyG's GCNConv defaults: Glorot weights, zero bias added after
+// propagation, add_remaining_self_loops with fill 1 (2 with `improved`), symmetric
+// normalisation with the weighted in-degree, x transformed before propagation.
+// `cached` keeps the normalised graph for the Graph it was computed for (PyG keeps
+// the first graph it saw even if another is passed; we recompute on a new Graph).
+#pragma once
+
+#include "edgewise/gnn/aggregate.hpp"
+#include "edgewise/gnn/module.hpp"
+#include "edgewise/gnn/sparse_tensor.hpp"
+
+namespace edgewise::gnn {
+
+struct GCNConvOptions {
+  bool add_self_loops = true;
+  bool normalize = true;
+  bool improved = false;
+  bool cached = true;
+  bool bias = true;
+  AggregationOptions aggregation{};  // op must stay Sum
+};
+
+class GCNConv : public Module {
+ public:
+  GCNConv(int64_t in_features, int64_t out_features, Generator& generator, GCNConvOptions options = {},
+          Device device = Device::cpu());
+  Variable forward(const Graph& graph, const Variable& x) const;
+  // Sparse input (first layer): x W by spmm, then propagation.
+  Variable forward(const Graph& graph, const SparseTensor& x) const;
+
+  // The propagation graph (normalised Â, or the graph itself with normalize off).
+  const Graph& propagation_graph(const Graph& graph) const;
+
+  std::vector<Variable> parameters() const override;
+  std::string describe() const override;
+  const Variable& weight() const { return weight_; }
+
+ private:
+  Variable propagate(const Graph& graph, const Variable& xw) const;
+
+  GCNConvOptions options_;
+  Variable weight_, bias_;
+  mutable const void* cached_for_ = nullptr;
+  mutable Graph cached_graph_;
+};
+
+}  // namespace edgewise::gnn

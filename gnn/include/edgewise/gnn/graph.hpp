@@ -1,0 +1,95 @@
+// Graph: a directed graph in CSR form by destination, built from a COO edge list.
+//
+// Construction sorts the edges by destination (sort_by_key, stable, so edges into
+// one node keep their input order), builds the offsets with offsets_from_keys, and
+// keeps the edge permutation: edge_ids()[k] is the input (COO) position of CSR
+// edge k, so per-edge data given in input order follows the edges. The transposed
+// CSR (by source), needed by backward passes, is built on first use. Construction
+// validates everything once (ids in [0, N), weight count, finite weights); kernels
+// trust the graph afterwards. Node ids are stored as int32 (N < 2^31); offsets and
+// edge positions are int64. A Graph is cheap to copy (shared, immutable storage).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "edgewise/gnn/tensor.hpp"
+#include "edgewise/kernels/common/buffer.hpp"
+
+namespace edgewise::gnn {
+
+struct TransposedCsr {
+  Buffer<int64_t> offsets;       // [N + 1]: transposed edges of source u are [offsets[u], offsets[u+1])
+  Buffer<int32_t> destinations;  // [E]: destination of each transposed edge
+  Buffer<int64_t> edge_ids;      // [E]: the forward CSR position of each transposed edge
+};
+
+class Graph {
+ public:
+  Graph() = default;
+
+  // From COO edges src[e] -> dst[e] (host or device views, int64), with optional
+  // per-edge weights [E] in the same order. Throws std::invalid_argument on ids
+  // outside [0, num_nodes), mismatched lengths or non-finite weights.
+  static Graph from_coo(VectorView<const int64_t> src, VectorView<const int64_t> dst, int64_t num_nodes,
+                        VectorView<const float> edge_weight = {});
+  static Graph from_coo(const std::vector<int64_t>& src, const std::vector<int64_t>& dst, int64_t num_nodes,
+                        const std::vector<float>& edge_weight = {});
+  // From edge_index [2, E] (row 0 = source, row 1 = destination), PyG's layout.
+  static Graph from_edge_index(const IndexTensor& edge_index, int64_t num_nodes, const Tensor& edge_weight = Tensor());
+
+  bool defined() const noexcept { return impl_ != nullptr; }
+  // Identifies the underlying storage (copies of a Graph share it): layers key caches by it.
+  const void* identity() const noexcept { return impl_.get(); }
+  int64_t num_nodes() const { return impl_->num_nodes; }
+  int64_t num_edges() const { return impl_->num_edges; }
+  Device device() const { return impl_->device; }
+
+  // CSR by destination.
+  const Buffer<int64_t>& offsets() const { return impl_->offsets; }        // [N + 1]
+  const Buffer<int32_t>& sources() const { return impl_->sources; }        // [E] source of CSR edge k
+  const Buffer<int32_t>& destinations() const { return impl_->destinations; }  // [E] destination (sorted)
+  const Buffer<int64_t>& edge_ids() const { return impl_->edge_ids; }      // [E] input position of CSR edge k
+  bool has_edge_weight() const { return impl_->edge_weight.defined(); }
+  const Tensor& edge_weight() const { return impl_->edge_weight; }         // [E, 1] in CSR order
+  // Built on first use (thread-safe), then kept.
+  const TransposedCsr& transposed() const;
+
+  // In- and out-degree per node as float [N, 1] (edge weights summed when `weighted`).
+  Tensor in_degree(bool weighted = false) const;
+  Tensor out_degree(bool weighted = false) const;
+
+  // This graph plus a self loop (weight `fill`) for every node that has none (PyG's
+  // add_remaining_self_loops).
+  Graph with_self_loops(float fill = 1.0f) const;
+  // GCN normalisation (Kipf & Welling): A + I (remaining self loops, weight `fill`),
+  // each edge weighted by w_e / sqrt(deg(src) deg(dst)), deg = weighted in-degree
+  // (PyG's gcn_norm for flow source_to_target).
+  Graph gcn_normalized(bool add_self_loops = true, float fill = 1.0f) const;
+  // The same graph with these edge weights ([E] in CSR order).
+  Graph with_edge_weight(const Tensor& weight_csr_order) const;
+
+  // A copy on `device` (same device: this graph).
+  Graph to(Device device) const;
+  // Edges as COO in CSR order (src, dst) on the host — for tests and tools.
+  std::pair<std::vector<int64_t>, std::vector<int64_t>> coo() const;
+
+ private:
+  struct Impl {
+    int64_t num_nodes = 0;
+    int64_t num_edges = 0;
+    Device device{};
+    Buffer<int64_t> offsets;
+    Buffer<int32_t> sources;
+    Buffer<int32_t> destinations;
+    Buffer<int64_t> edge_ids;
+    Tensor edge_weight;
+    mutable std::once_flag transposed_once;
+    mutable std::unique_ptr<TransposedCsr> transposed;
+  };
+  std::shared_ptr<const Impl> impl_;
+};
+
+}  // namespace edgewise::gnn

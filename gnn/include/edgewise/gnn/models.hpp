@@ -1,0 +1,46 @@
+// Ready-made node classifiers: GCN, GraphSAGE and GIN stacks in the shape of the
+// PyG examples (dropout on the input and between layers, ReLU between layers).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgewise/gnn/gcn_conv.hpp"
+#include "edgewise/gnn/gin_conv.hpp"
+#include "edgewise/gnn/optim.hpp"
+#include "edgewise/gnn/sage_conv.hpp"
+#include "edgewise/gnn/sparse_tensor.hpp"
+
+namespace edgewise::gnn {
+
+enum class ModelKind { GCN, GraphSAGE, GIN };
+ModelKind parse_model_kind(const std::string& name);  // "gcn", "sage"/"graphsage", "gin"
+const char* to_string(ModelKind kind);
+
+struct ModelConfig {
+  ModelKind kind = ModelKind::GCN;
+  int64_t in_features = 0;
+  int64_t hidden_features = 16;
+  int64_t out_features = 0;  // classes
+  int64_t layers = 2;
+  float dropout = 0.5f;
+  SageAggregator sage_aggregator = SageAggregator::Mean;
+  bool sage_normalize = false;
+  bool gin_train_eps = false;
+  AggregationOptions aggregation{};  // strategy / form for every layer
+};
+
+class NodeClassifier : public Module {
+ public:
+  // Class scores (logits) [N, out_features] for every node.
+  virtual Variable forward(const Graph& graph, const NodeFeatures& x, Generator& generator) = 0;
+  // Parameters grouped for weight decay. GCN follows Kipf & Welling (and PyG's
+  // example): only the first layer is decayed; the others decay everything.
+  virtual std::vector<ParamGroup> param_groups(float weight_decay) const;
+};
+
+std::unique_ptr<NodeClassifier> make_model(const ModelConfig& config, Generator& generator,
+                                           Device device = Device::cpu());
+
+}  // namespace edgewise::gnn

@@ -1,0 +1,86 @@
+// Trainer: the full-batch node-classification loop most users want — epochs,
+// evaluation on train/valid/test, model selection by validation accuracy, early
+// stopping, a progress line with ETA, a metrics log (CSV/JSON) and an SVG plot of
+// the training curves.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "edgewise/gnn/dataset.hpp"
+#include "edgewise/gnn/models.hpp"
+
+namespace edgewise::gnn {
+
+// A dataset made ready for training on a device.
+struct TrainData {
+  std::string name;
+  Graph graph;
+  NodeFeatures features;
+  IndexTensor labels;  // [N, 1]
+  IndexTensor train_idx, valid_idx, test_idx;
+  int64_t num_classes = 0;
+};
+
+struct PrepareOptions {
+  bool normalize_features = true;  // row-normalise (PyG's NormalizeFeatures: x / max(row sum, 1))
+  FeatureFormat features = FeatureFormat::Auto;
+  double sparse_threshold = 0.1;   // Auto: CSR at or below this density
+};
+TrainData prepare(const Dataset& dataset, Device device, const PrepareOptions& options = {});
+
+enum class OptimizerKind { Adam, AdamW, Sgd };
+OptimizerKind parse_optimizer(const std::string& name);
+
+struct TrainerOptions {
+  int64_t epochs = 200;
+  float lr = 0.01f;
+  float weight_decay = 5e-4f;
+  OptimizerKind optimizer = OptimizerKind::Adam;
+  float momentum = 0.9f;      // SGD
+  int64_t patience = 0;       // stop after this many epochs without a better validation accuracy (0: never)
+  uint64_t seed = 0;          // dropout stream
+  int64_t log_every = 10;     // progress line every this many epochs (0: silent)
+  std::string metrics_csv;    // per-epoch log, written at the end when set
+  std::string metrics_json;
+  std::string plot_svg;       // training curves
+};
+
+struct EpochRecord {
+  int64_t epoch = 0;
+  double loss = 0, train_acc = 0, valid_acc = 0, valid_loss = 0, test_acc = 0;
+  double epoch_ms = 0;  // one training step: forward + backward + optimizer
+};
+
+struct TrainResult {
+  std::vector<EpochRecord> history;
+  int64_t best_epoch = 0;  // highest validation accuracy (ties: lower validation loss)
+  double best_valid_acc = 0, test_acc = 0, train_acc = 0;  // at best_epoch
+  double epoch_ms_median = 0;
+  double total_seconds = 0;
+  bool stopped_early = false;
+};
+
+class Trainer {
+ public:
+  Trainer(NodeClassifier& model, const TrainData& data, TrainerOptions options);
+  TrainResult fit();
+  // Accuracy of the current model on `rows` (evaluation mode).
+  double evaluate(const IndexTensor& rows);
+
+ private:
+  NodeClassifier& model_;
+  const TrainData& data_;
+  TrainerOptions options_;
+  Generator generator_;
+};
+
+// Writes the history as CSV, JSON and an SVG plot (loss and accuracies per epoch).
+void write_metrics_csv(const std::string& path, const std::vector<EpochRecord>& history);
+void write_metrics_json(const std::string& path, const TrainResult& result);
+void write_training_curves_svg(const std::string& path, const std::vector<EpochRecord>& history,
+                               const std::string& title);
+
+}  // namespace edgewise::gnn

@@ -1,0 +1,51 @@
+// GCNConv: x W (dense or sparse x), propagation over the cached normalised graph, bias.
+#include "edgewise/gnn/gcn_conv.hpp"
+
+#include "edgewise/gnn/functional.hpp"
+#include "edgewise/gnn/init.hpp"
+#include "edgewise/kernels/common/check.hpp"
+
+namespace edgewise::gnn {
+
+GCNConv::GCNConv(int64_t in_features, int64_t out_features, Generator& generator, GCNConvOptions options,
+                 Device device)
+    : options_(options) {
+  EW_REQUIRE(options.aggregation.op == ReduceOp::Sum, "GCNConv: aggregation op must be sum");
+  weight_ = parameter(init::glorot_uniform(in_features, out_features, generator, device), "gcn.weight");
+  if (options.bias) bias_ = parameter(Tensor::zeros(1, out_features, device), "gcn.bias");
+}
+
+const Graph& GCNConv::propagation_graph(const Graph& graph) const {
+  if (options_.cached && cached_for_ == graph.identity()) return cached_graph_;
+  const float fill = options_.improved ? 2.0f : 1.0f;
+  Graph g = options_.normalize ? graph.gcn_normalized(options_.add_self_loops, fill)
+                               : (options_.add_self_loops ? graph.with_self_loops(fill) : graph);
+  cached_graph_ = g;
+  cached_for_ = options_.cached ? graph.identity() : nullptr;
+  return cached_graph_;
+}
+
+Variable GCNConv::propagate(const Graph& graph, const Variable& xw) const {
+  Variable out = aggregate(propagation_graph(graph), xw, options_.aggregation);
+  return bias_.defined() ? add_bias(out, bias_) : out;
+}
+
+Variable GCNConv::forward(const Graph& graph, const Variable& x) const {
+  return propagate(graph, matmul(x, weight_));
+}
+
+Variable GCNConv::forward(const Graph& graph, const SparseTensor& x) const {
+  return propagate(graph, sparse_matmul(x, weight_));
+}
+
+std::vector<Variable> GCNConv::parameters() const {
+  std::vector<Variable> ps{weight_};
+  if (bias_.defined()) ps.push_back(bias_);
+  return ps;
+}
+
+std::string GCNConv::describe() const {
+  return "GCNConv(" + std::to_string(weight_.rows()) + " -> " + std::to_string(weight_.cols()) + ")";
+}
+
+}  // namespace edgewise::gnn

@@ -1,0 +1,127 @@
+// Sparse input features: CSR on a device, its cached transpose, X W and sparse dropout.
+#include "edgewise/gnn/sparse_tensor.hpp"
+
+#include "edgewise/gnn/ops.hpp"
+#include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/offsets_from_keys.hpp"
+#include "edgewise/kernels/sort_by_key.hpp"
+#include "edgewise/kernels/spmm.hpp"
+
+namespace edgewise::gnn {
+
+SparseTensor SparseTensor::from_csr(const CsrMatrix& csr, Device device) {
+  csr.validate("SparseTensor");
+  auto s = std::make_shared<Structure>();
+  s->rows = csr.rows;
+  s->cols = csr.cols;
+  s->nnz = csr.nnz();
+  s->offsets = Buffer<int64_t>::from_host(csr.offsets, device);
+  s->indices = Buffer<int32_t>::from_host(csr.indices, device);
+  SparseTensor t;
+  t.impl_ = s;
+  t.values_ = Tensor::from_host(csr.values, csr.nnz(), 1, device);
+  return t;
+}
+
+const TransposedCsr& SparseTensor::transposed() const {
+  std::call_once(impl_->transposed_once, [this] {
+    const int64_t nnz = impl_->nnz;
+    const std::vector<int64_t> offsets = impl_->offsets.to_host_vector();
+    const std::vector<int32_t> columns = impl_->indices.to_host_vector();
+    std::vector<int32_t> sorted_columns(static_cast<size_t>(nnz));
+    std::vector<int64_t> position(static_cast<size_t>(nnz));
+    Context ctx;
+    ctx.validate = false;  // validated at construction
+    sort_by_key<int32_t>(VectorView<const int32_t>(columns.data(), nnz),
+                         VectorView<int32_t>(sorted_columns.data(), nnz), VectorView<int64_t>(position.data(), nnz),
+                         ctx);
+    std::vector<int64_t> col_offsets(static_cast<size_t>(impl_->cols + 1));
+    offsets_from_keys<int32_t>(VectorView<const int32_t>(sorted_columns.data(), nnz),
+                               VectorView<int64_t>(col_offsets.data(), impl_->cols + 1), ctx);
+    // Row of each CSR entry, then of each transposed entry.
+    std::vector<int32_t> row_of(static_cast<size_t>(nnz));
+    for (int64_t r = 0; r < impl_->rows; ++r) {
+      for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k) row_of[k] = static_cast<int32_t>(r);
+    }
+    std::vector<int32_t> t_rows(static_cast<size_t>(nnz));
+    for (int64_t t = 0; t < nnz; ++t) t_rows[t] = row_of[position[t]];
+    const Device d = impl_->offsets.device();
+    auto tr = std::make_unique<TransposedCsr>();
+    tr->offsets = Buffer<int64_t>::from_host(col_offsets, d);
+    tr->destinations = Buffer<int32_t>::from_host(t_rows, d);
+    tr->edge_ids = Buffer<int64_t>::from_host(position, d);
+    impl_->transposed = std::move(tr);
+  });
+  return *impl_->transposed;
+}
+
+SparseTensor SparseTensor::with_values(const Tensor& values) const {
+  EW_REQUIRE(values.numel() == nnz(), "SparseTensor::with_values: ", values.numel(), " values for ", nnz(),
+             " entries");
+  SparseTensor t = *this;
+  t.values_ = values.reshape(nnz(), 1);
+  return t;
+}
+
+SparseTensor SparseTensor::to(Device device) const {
+  if (device == this->device()) return *this;
+  return from_csr(to_csr(), device);
+}
+
+CsrMatrix SparseTensor::to_csr() const {
+  CsrMatrix m;
+  m.rows = rows();
+  m.cols = cols();
+  m.offsets = impl_->offsets.to_host_vector();
+  m.indices = impl_->indices.to_host_vector();
+  m.values = values_.to_host_vector();
+  return m;
+}
+
+namespace {
+struct SparseMatmulNode : Node {
+  SparseTensor x;
+  const char* name() const override { return "sparse_matmul"; }
+  void backward(const Tensor& g) override {
+    // dL/dw = x^T g: a gather over x's columns (the transposed CSR).
+    const TransposedCsr& t = x.transposed();
+    Tensor grad_w(x.cols(), g.cols(), g.device());
+    spmm_backward<float, int32_t>(t.offsets.view(), t.destinations.view(), t.edge_ids.view(), x.values().cflat(),
+                                  g.cview(), ReduceOp::Sum, x.offsets().view(), grad_w.view(),
+                                  trusted_context(g.device()));
+    inputs[0].accumulate_grad(grad_w);
+  }
+};
+}  // namespace
+
+Variable sparse_matmul(const SparseTensor& x, const Variable& w) {
+  EW_REQUIRE(w.rows() == x.cols(), "sparse_matmul: w has ", w.rows(), " rows for ", x.cols(), " feature columns");
+  EW_REQUIRE(w.device() == x.device(), "sparse_matmul: w is on ", w.device().str(), " but x is on ",
+             x.device().str());
+  Tensor out(x.rows(), w.cols(), w.device());
+  spmm<float, int32_t>(x.offsets().view(), x.indices().view(), x.values().cflat(), w.value().cview(), ReduceOp::Sum,
+                       out.view(), {}, trusted_context(w.device()));
+  auto node = std::make_shared<SparseMatmulNode>();
+  node->inputs = {w};
+  node->x = x;
+  return record(out, node);
+}
+
+SparseTensor sparse_dropout(const SparseTensor& x, float p, bool training, Generator& generator) {
+  if (!training || p == 0.0f) return x;
+  Tensor dropped(x.nnz(), 1, x.device());
+  ops::dropout(x.values(), p, generator.seed(), generator.next_stream(), dropped);
+  return x.with_values(dropped);
+}
+
+NodeFeatures NodeFeatures::to(Device device) const {
+  NodeFeatures f;
+  if (is_sparse()) {
+    f.sparse = sparse.to(device);
+  } else {
+    f.dense = dense.to(device);
+  }
+  return f;
+}
+
+}  // namespace edgewise::gnn

@@ -1,0 +1,143 @@
+// The training loop: step, evaluate, select by validation accuracy, report progress.
+#include "edgewise/gnn/trainer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "edgewise/gnn/functional.hpp"
+#include "edgewise/gnn/ops.hpp"
+#include "edgewise/kernels/common/check.hpp"
+
+namespace edgewise::gnn {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const NodeClassifier& model, const TrainerOptions& o) {
+  auto groups = model.param_groups(o.weight_decay);
+  AdamOptions adam;
+  adam.lr = o.lr;
+  switch (o.optimizer) {
+    case OptimizerKind::Adam: return std::make_unique<Adam>(groups, adam);
+    case OptimizerKind::AdamW: return make_adamw(groups, adam);
+    case OptimizerKind::Sgd: {
+      SgdOptions sgd;
+      sgd.lr = o.lr;
+      sgd.momentum = o.momentum;
+      return std::make_unique<Sgd>(groups, sgd);
+    }
+  }
+  return nullptr;
+}
+
+std::string format_seconds(double s) {
+  char buf[32];
+  if (s < 60) {
+    std::snprintf(buf, sizeof buf, "%.1f s", s);
+  } else {
+    std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s / 60), static_cast<int>(s) % 60);
+  }
+  return buf;
+}
+}  // namespace
+
+OptimizerKind parse_optimizer(const std::string& name) {
+  if (name == "adam") return OptimizerKind::Adam;
+  if (name == "adamw") return OptimizerKind::AdamW;
+  if (name == "sgd") return OptimizerKind::Sgd;
+  detail::throw_invalid_argument("optimizer: unknown '", name, "' (expected adam, adamw or sgd)");
+}
+
+Trainer::Trainer(NodeClassifier& model, const TrainData& data, TrainerOptions options)
+    : model_(model), data_(data), options_(std::move(options)), generator_(options_.seed) {
+  EW_REQUIRE(options_.epochs >= 1, "Trainer: epochs (", options_.epochs, ") must be >= 1");
+  EW_REQUIRE(data.train_idx.numel() > 0, "Trainer: the training split of '", data.name, "' is empty");
+}
+
+double Trainer::evaluate(const IndexTensor& rows) {
+  NoGradGuard guard;
+  model_.eval();
+  Variable logits = model_.forward(data_.graph, data_.features, generator_);
+  model_.train();
+  return ops::accuracy(logits.value(), data_.labels, rows);
+}
+
+TrainResult Trainer::fit() {
+  auto optimizer = make_optimizer(model_, options_);
+  TrainResult result;
+  const auto start = Clock::now();
+  double best_valid = -1, best_valid_loss = 1e300;
+  int64_t since_best = 0;
+  for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+    EpochRecord rec;
+    rec.epoch = epoch;
+    // One training step: forward, loss, backward, update.
+    const auto t0 = Clock::now();
+    model_.train();
+    optimizer->zero_grad();
+    Variable logits = model_.forward(data_.graph, data_.features, generator_);
+    Variable loss = cross_entropy(logits, data_.labels, data_.train_idx);
+    rec.loss = loss.value().to_host_vector()[0];
+    loss.backward();
+    optimizer->step();
+    synchronize(data_.labels.device());
+    rec.epoch_ms = ms_between(t0, Clock::now());
+    // Evaluation (not timed as part of the epoch).
+    {
+      NoGradGuard guard;
+      model_.eval();
+      Variable eval_logits = model_.forward(data_.graph, data_.features, generator_);
+      model_.train();
+      const Tensor& scores = eval_logits.value();
+      rec.train_acc = ops::accuracy(scores, data_.labels, data_.train_idx);
+      rec.valid_acc = data_.valid_idx.numel() ? ops::accuracy(scores, data_.labels, data_.valid_idx) : 0.0;
+      rec.test_acc = data_.test_idx.numel() ? ops::accuracy(scores, data_.labels, data_.test_idx) : 0.0;
+      if (data_.valid_idx.numel()) {
+        Tensor logp(scores.rows(), scores.cols(), scores.device());
+        ops::log_softmax_rows(scores, logp);
+        rec.valid_loss = ops::nll_loss(logp, data_.labels, data_.valid_idx, nullptr);
+      }
+    }
+    result.history.push_back(rec);
+    const bool better = rec.valid_acc > best_valid || (rec.valid_acc == best_valid && rec.valid_loss < best_valid_loss);
+    if (better) {
+      best_valid = rec.valid_acc;
+      best_valid_loss = rec.valid_loss;
+      result.best_epoch = epoch;
+      result.best_valid_acc = rec.valid_acc;
+      result.test_acc = rec.test_acc;
+      result.train_acc = rec.train_acc;
+      since_best = 0;
+    } else {
+      ++since_best;
+    }
+    if (options_.log_every > 0 && (epoch % options_.log_every == 0 || epoch == 1 || epoch == options_.epochs)) {
+      const double elapsed = ms_between(start, Clock::now()) / 1e3;
+      const double eta = elapsed / static_cast<double>(epoch) * static_cast<double>(options_.epochs - epoch);
+      const double edges_per_s = static_cast<double>(data_.graph.num_edges()) / (rec.epoch_ms / 1e3);
+      std::printf("epoch %4lld/%lld  loss %.4f  train %.3f  valid %.3f  test %.3f  %.2f ms/epoch  %.3g edges/s  ETA %s\n",
+                  static_cast<long long>(epoch), static_cast<long long>(options_.epochs), rec.loss, rec.train_acc,
+                  rec.valid_acc, rec.test_acc, rec.epoch_ms, edges_per_s, format_seconds(eta).c_str());
+      std::fflush(stdout);
+    }
+    if (options_.patience > 0 && since_best >= options_.patience) {
+      result.stopped_early = true;
+      break;
+    }
+  }
+  result.total_seconds = ms_between(start, Clock::now()) / 1e3;
+  std::vector<double> times;
+  for (const EpochRecord& r : result.history) times.push_back(r.epoch_ms);
+  std::sort(times.begin(), times.end());
+  result.epoch_ms_median = times[times.size() / 2];
+  if (!options_.metrics_csv.empty()) write_metrics_csv(options_.metrics_csv, result.history);
+  if (!options_.metrics_json.empty()) write_metrics_json(options_.metrics_json, result);
+  if (!options_.plot_svg.empty()) write_training_curves_svg(options_.plot_svg, result.history, data_.name);
+  return result;
+}
+
+}  // namespace edgewise::gnn
