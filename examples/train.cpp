@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "edgewise/gnn/dataset.hpp"
+#include "edgewise/gnn/dataset_spec.hpp"
 #include "edgewise/gnn/models.hpp"
-#include "edgewise/gnn/synthetic.hpp"
 #include "edgewise/gnn/trainer.hpp"
 
 namespace {
@@ -56,7 +56,7 @@ const Flag kFlags[] = {
     {"json", "", "write final metrics (test_acc_mean, test_acc_std, valid_acc_mean, epoch_ms_median, runs, ...)"},
     {"metrics", "", "write the per-epoch log of the first run as CSV"},
     {"plot", "", "write the training curves of the first run as SVG"},
-    {"synthetic-nodes", "3000", "synthetic graph: nodes"},
+    {"synthetic-nodes", "2708", "synthetic graph: nodes"},
 };
 
 void usage() {
@@ -87,37 +87,10 @@ std::map<std::string, std::string> parse(int argc, char** argv) {
 }
 
 Dataset load(const std::map<std::string, std::string>& f, std::string& source) {
-  std::string name = f.at("dataset");
   if (!f.at("data-dir").empty()) setenv("EDGEWISE_DATA_DIR", f.at("data-dir").c_str(), 1);
-  if (name == "auto") {
-    try {
-      resolve_dataset_path("cora");
-      name = "cora";
-    } catch (const std::exception&) {
-      name = "synthetic";
-      source = "no cora.npz in " + default_data_dir().string() + " (set EDGEWISE_DATA_DIR): ";
-    }
-  }
-  if (name.rfind("rmat:", 0) == 0) {
-    // rmat:N:E:F[:K] — an R-MAT power-law graph with F random features and K classes.
-    std::vector<int64_t> parts;
-    std::stringstream spec(name.substr(5));
-    for (std::string item; std::getline(spec, item, ':');) parts.push_back(std::stoll(item));
-    if (parts.size() < 3) throw std::invalid_argument("--dataset rmat:N:E:F[:K] needs N, E and F");
-    RmatOptions options;
-    options.num_features = parts[2];
-    options.num_classes = parts.size() > 3 ? parts[3] : 16;
-    source += "synthetic R-MAT graph";
-    return rmat_graph(parts[0], parts[1], 0.57, 0.19, 0.19, 1, options);
-  }
-  if (name == "synthetic") {
-    PlantedPartitionParams params;
-    params.num_nodes = std::stoll(f.at("synthetic-nodes"));
-    source += "built-in synthetic planted-partition graph";
-    return planted_partition(params, 12345);
-  }
-  source += "dataset " + name;
-  return load_dataset(name);
+  ResolvedDataset r = load_dataset_spec(f.at("dataset"), std::stoll(f.at("synthetic-nodes")));
+  source = r.description;
+  return std::move(r.dataset);
 }
 
 double mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }

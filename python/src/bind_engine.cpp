@@ -6,6 +6,7 @@
 
 #include "edgewise/gnn/aggregate.hpp"
 #include "edgewise/gnn/dataset.hpp"
+#include "edgewise/gnn/dataset_spec.hpp"
 #include "edgewise/gnn/graph.hpp"
 #include "edgewise/gnn/models.hpp"
 #include "edgewise/gnn/synthetic.hpp"
@@ -67,12 +68,7 @@ py::dict train_py(const std::string& dataset, const std::string& model, int64_t 
   std::string name;
   {
     py::gil_scoped_release release;
-    gnn::Dataset ds;
-    if (dataset == "synthetic") {
-      ds = gnn::planted_partition({}, 12345);
-    } else {
-      ds = gnn::load_dataset(dataset);
-    }
+    gnn::Dataset ds = gnn::load_dataset_spec(dataset).dataset;
     name = ds.name;
     const Device dev = Device::parse(device);
     gnn::PrepareOptions prep;
@@ -148,8 +144,9 @@ Bad input raises ValueError naming the argument and position.)doc")
         py::arg("hidden") = 16, py::arg("dropout") = 0.5f, py::arg("lr") = 0.01f, py::arg("weight_decay") = 5e-4f,
         py::arg("seed") = 0, py::arg("device") = "cpu", py::arg("aggregation") = "auto", py::arg("features") = "auto",
         py::arg("log_every") = 0,
-        R"doc(Train a node classifier (gcn, sage or gin) full-batch on a dataset (a name in
-EDGEWISE_DATA_DIR such as "cora", a path to an .npz, or "synthetic"). Returns a dict
+        R"doc(Train a node classifier (gcn, sage or gin) full-batch on a dataset: a name in
+EDGEWISE_DATA_DIR such as "cora", a path to an .npz, "synthetic", "rmat:N:E:F[:K]" or
+"auto". Returns a dict
 with test_acc (at the best validation epoch), valid_acc, best_epoch, epoch_ms_median,
 total_seconds and the per-epoch history.)doc");
 }
