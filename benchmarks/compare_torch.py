@@ -77,6 +77,27 @@ def segment_cases(rng, repeats, records, name_filter):
                     print(f"{'':<50} {'':<20} torch.index_add_      {ia:8.3f} ms  {ia / ew:6.2f}x")
 
 
+def galloping_cases(rng, repeats, records, name_filter):
+    """Sorted float32 queries over 10M sorted values: edgewise.galloping_search (one
+    segment, a batched lower_bound) vs torch.searchsorted (a binary search per query)."""
+    if name_filter and name_filter not in "galloping_search":
+        return
+    N = 10_000_000
+    values = (np.arange(N) + rng.uniform(0, 0.9, size=N)).astype(np.float32)
+    tv = torch.from_numpy(values)
+    for Q in (10_000_000, 1_000_000, 100_000, 10_000):
+        queries = np.sort(rng.uniform(0, N, size=Q)).astype(np.float32)
+        tq = torch.from_numpy(queries)
+        got, word = edgewise.galloping_search(values, queries)
+        assert word == 0 and np.array_equal(got, torch.searchsorted(tv, tq).numpy())
+        ew = median_ms(lambda: edgewise.galloping_search(values, queries), repeats)
+        th = median_ms(lambda: torch.searchsorted(tv, tq), repeats)
+        rec = {"name": f"galloping_search/direct/N={N},Q={Q},T=32", "edgewise_ms": ew, "torch_ms": th,
+               "torch_op": "searchsorted", "speedup": th / ew}
+        records.append(rec)
+        print(f"{rec['name']:<50} edgewise {ew:8.3f} ms  torch.searchsorted    {th:8.3f} ms  {th / ew:6.2f}x")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
@@ -206,8 +227,6 @@ def scatter_cases(rng, repeats, records, name_filter):
             print(f"{rec['name']:<50} edgewise {ew:8.3f} ms  torch.{torch_op:<21} {th:8.3f} ms  {th / ew:6.2f}x")
 
 
-
-
 def _train_step_ms(step, epochs):
     """Median wall time of `step` (forward + backward + optimizer) over `epochs` calls."""
     step()
@@ -325,9 +344,8 @@ def gcn_epoch_cases(rng, repeats, records, name_filter):
     print(f"{rec['name']:<50} edgewise {rec['edgewise_ms']:8.3f} ms  pure PyTorch GCN      {torch_ms:8.3f} ms  "
           f"{rec['speedup']:6.2f}x")
 
-
 # Each section: (rng, repeats, records, name_filter) -> appends records, prints rows.
-SECTIONS = [segment_cases, scatter_cases, sort_rle_offsets_cases, segment_tree_cases, gcn_epoch_cases]
+SECTIONS = [segment_cases, scatter_cases, sort_rle_offsets_cases, segment_tree_cases, gcn_epoch_cases, galloping_cases]
 
 if __name__ == "__main__":
     sys.exit(main())

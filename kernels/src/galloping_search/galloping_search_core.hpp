@@ -69,10 +69,19 @@ EW_HD_INLINE int64_t segment_of_tile(const int64_t* tile_start, int64_t segments
 }
 
 // Value accessors: position i of a segment's sorted sequence.
+// prefetch(i) asks the CPU's caches for position i ahead of its use (the GPU has
+// no use for it: its threads hide latency by numbers).
+#if defined(__CUDA_ARCH__)
+#define EW_GALLOP_PREFETCH(address) ((void)(address))
+#else
+#define EW_GALLOP_PREFETCH(address) __builtin_prefetch(address)
+#endif
+
 template <class T>
 struct DirectValues {
   const T* base;  // values + valueOffset
   EW_HD_INLINE T operator()(int64_t i) const { return base[i]; }
+  EW_HD_INLINE void prefetch(int64_t i) const { EW_GALLOP_PREFETCH(base + i); }
 };
 
 template <class T>
@@ -80,6 +89,7 @@ struct OrderedValues {
   const T* values;
   const int64_t* order;  // value_order + valueOffset
   EW_HD_INLINE T operator()(int64_t i) const { return values[order[i]]; }
+  EW_HD_INLINE void prefetch(int64_t i) const { EW_GALLOP_PREFETCH(order + i); }
 };
 
 // Float classification by bits, identical on host and device (no libm dependence).
@@ -112,10 +122,16 @@ EW_HD_INLINE bool is_non_finite(T q) {
 // Lower bound of q in [lo, lo + n), given that the answer lies in [lo, lo + n]:
 // halving without branches on the comparison (a conditional move on CPU, no
 // divergence on GPU) until at most kLinearScan candidates remain, then a scan.
+// Without a branch the CPU cannot speculate the next probe, so both candidates of
+// the next step are prefetched: over values far larger than the cache this keeps
+// two probes in flight instead of one.
 template <class A, class T>
 EW_HD_INLINE int64_t bounded_lower_bound(const A& a, int64_t lo, int64_t n, T q) {
   while (n > kLinearScan) {
     const int64_t half = n / 2;
+    const int64_t next_half = (n - half) / 2;
+    a.prefetch(lo + next_half - 1);
+    a.prefetch(lo + half + next_half - 1);
     // The answer is > lo + half - 1 iff a(lo + half - 1) < q; either way it stays
     // within [lo, lo + n - half] after the update.
     lo = a(lo + half - 1) < q ? lo + half : lo;
@@ -129,18 +145,23 @@ EW_HD_INLINE int64_t bounded_lower_bound(const A& a, int64_t lo, int64_t n, T q)
 }
 
 // Lower bound of q in [0, size) when it is known to be >= from (the answer for an
-// earlier, not larger query): probe from + 1, + 2, + 4, ... until a value >= q or
-// the end, then search the last gap with bounded_lower_bound.
+// earlier, not larger query): probe from + step, + 2 step, + 4 step, ... until a value
+// >= q or the end, then search the last gap with bounded_lower_bound. `step` (>= 1) is
+// the caller's guess of the distance: the previous query's advance. Dense queries
+// advance by about one value, so they probe from + 1, + 2, + 4 as a textbook gallop;
+// sparse ones advance by about N/Q, and starting there saves the ~log2(N/Q) probes,
+// each a cache miss, that doubling up from 1 would spend on every query.
 template <class A, class T>
-EW_HD_INLINE int64_t gallop_lower_bound(const A& a, int64_t size, int64_t from, T q) {
+EW_HD_INLINE int64_t gallop_lower_bound(const A& a, int64_t size, int64_t from, T q, int64_t step) {
   if (from >= size || !(a(from) < q)) return from;
   int64_t lo = from + 1;  // a(from) < q: the answer is past it
-  int64_t step = 1;
-  int64_t probe = from + 1;
+  int64_t probe = from + step;
+  a.prefetch(from + 2 * step);  // the probe after next: two probes in flight
   while (probe < size && a(probe) < q) {
     lo = probe + 1;
     step *= 2;
     probe = from + step;
+    a.prefetch(from + 2 * step);
   }
   const int64_t hi = probe < size ? probe : size;  // a(hi) >= q, or hi is the end
   return bounded_lower_bound(a, lo, hi - lo, q);
@@ -156,6 +177,7 @@ EW_HD_INLINE uint32_t search_tile(const A& a, int64_t size, int64_t value_offset
   bool seeded = false;  // whether an earlier non-NaN query of this tile was answered
   T previous{};
   int64_t at = 0;
+  int64_t advance = 1;  // how far the previous gallop moved (at least 1): the next first probe
   for (int64_t i = 0; i < count; ++i) {
     const T q = queries[i];
     if (is_non_finite(q)) {
@@ -172,7 +194,9 @@ EW_HD_INLINE uint32_t search_tile(const A& a, int64_t size, int64_t value_offset
       bits |= GallopingSearchErrors::kDecreasingQueries;
       at = bounded_lower_bound(a, int64_t{0}, size, q);  // fall back: still exact
     } else {
-      at = gallop_lower_bound(a, size, at, q);
+      const int64_t next = gallop_lower_bound(a, size, at, q, advance);
+      advance = next - at > 1 ? next - at : 1;
+      at = next;
     }
     previous = q;
     out[i] = value_offset + at;

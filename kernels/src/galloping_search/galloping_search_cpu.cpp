@@ -17,8 +17,10 @@ namespace edgewise::galloping_search_detail {
 
 namespace {
 // Queries per dynamic chunk (whole tiles): enough to amortise the scheduling and
-// the segment lookup, few enough to balance 10^4-query inputs over the threads.
+// the segment lookup; smaller inputs are cut into about kChunksPerThread chunks per
+// thread so that they still balance.
 constexpr int64_t kChunkQueries = 2048;
+constexpr int64_t kChunksPerThread = 8;
 }  // namespace
 
 template <class T>
@@ -36,7 +38,8 @@ void galloping_search_cpu(const Args<T>& args, Context& ctx) {
     tile_start[s + 1] = tile_start[s] + (errors == 0 ? tile_count(seg.query_count, tile) : 0);
   }
   const int64_t total_tiles = tile_start[S];
-  const int64_t chunk_tiles = std::max<int64_t>(1, kChunkQueries / tile);
+  const int64_t balanced = total_tiles / (static_cast<int64_t>(omp_get_max_threads()) * kChunksPerThread);
+  const int64_t chunk_tiles = std::clamp<int64_t>(balanced, 1, std::max<int64_t>(1, kChunkQueries / tile));
   const int64_t chunks = (total_tiles + chunk_tiles - 1) / chunk_tiles;
 
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : bits)

@@ -64,8 +64,9 @@ struct GallopingSearchOptions {
 // Queries are cut into tiles of queries_per_tile consecutive queries of a segment
 // (the last tile may be shorter). Within a tile, a query smaller than the previous
 // non-NaN query of the tile raises kDecreasingQueries and is answered by a full
-// lower-bound search, so its position is still exact (the next query gallops from it). A decrease across a tile boundary is not
-// reported (the next tile starts with a full search anyway).
+// lower-bound search, so its position is still exact (the next query gallops from
+// it). A decrease across a tile boundary is not reported (the next tile starts with
+// a full search anyway).
 //
 // Float queries: +-inf raise kNonFiniteQuery and still get their exact lower bound
 // (-inf -> valueOffset; +inf -> the first +inf value, else the segment's end). NaN
@@ -75,13 +76,13 @@ struct GallopingSearchOptions {
 // Preconditions, not checked (an O(N) check would cost more than the search; they are
 // the caller's construction-time responsibility, as in the reference): each segment's
 // values are sorted ascending under `<` with no NaN; query ranges of distinct segments
-// do not overlap; positions and validation alias no input. If a segment is not sorted,
-// its positions are still within [valueOffset, valueOffset + valueCount] but
-// unspecified.
+// do not overlap. If a segment is not sorted, its positions are still within
+// [valueOffset, valueOffset + valueCount] but unspecified.
 //
 // All views must live on ctx.device(). The call checks the arguments' shapes and
-// devices and throws std::invalid_argument naming the argument before anything is
-// written (positions and the validation word are then untouched). With ctx.validate
+// devices, and that positions and validation overlap no input nor each other, and
+// throws std::invalid_argument naming the argument before anything is written
+// (positions and the validation word are then untouched). With ctx.validate
 // (the default) it also checks every value_order entry lies in [0, N) — O(O) work;
 // set ctx.validate = false for a trusted index in a hot path.
 //
