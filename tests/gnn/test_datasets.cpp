@@ -195,9 +195,10 @@ TEST(LoadDataset, ReadsEveryKeyInEveryFeatureFormat) {
 }
 
 TEST(LoadDataset, AutoSwitchesToDenseMidStreamAndAgreesWithBothFormats) {
-  // 2400 x 1000 floats (9.6 MB; pieces of 1048 rows): rows below 1200 are
-  // sparse, the rest dense, so Auto builds CSR for the first piece, switches in
-  // the second and copies the third. Small integer values keep deflate quick.
+  // 2400 x 1000 floats (9.6 MB; the CSR path reads pieces of 262 rows): rows
+  // below 1200 are sparse, the rest dense, so Auto builds CSR for the first
+  // pieces, switches part-way and copies the later pieces. Small integer values
+  // keep deflate quick.
   auto rng = rng_for(11);
   const int64_t N = 2400, F = 1000;
   Parts p;

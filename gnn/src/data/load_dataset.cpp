@@ -13,10 +13,11 @@ namespace edgewise::gnn {
 
 namespace {
 
-// Payloads are inflated in pieces of about this many bytes (whole rows on the CSR
-// path): small enough to stay in cache for the CRC and the nonzero scan, large
-// enough to amortise the hand-offs between the pipeline's two threads.
+// Payloads are inflated in pieces of about this many bytes: small enough to stay
+// in cache for the CRC (and, on the CSR path, whose ring holds three pieces, the
+// nonzero scan), large enough to amortise the hand-offs between the two threads.
 constexpr size_t kPieceBytes = size_t{4} << 20;
+constexpr size_t kCsrPieceBytes = size_t{1} << 20;
 
 std::string shape_str(const std::vector<int64_t>& shape) {
   std::ostringstream s;
@@ -105,7 +106,7 @@ class Loader {
     }
     m.offsets.reserve(static_cast<size_t>(N) + 1);
     const int64_t row_bytes = F * static_cast<int64_t>(sizeof(float));
-    const int64_t piece_rows = std::max<int64_t>(1, static_cast<int64_t>(kPieceBytes) / row_bytes);
+    const int64_t piece_rows = std::max<int64_t>(1, static_cast<int64_t>(kCsrPieceBytes) / row_bytes);
     const double limit = want == FeatureFormat::Auto ? options_.sparse_threshold * static_cast<double>(N) *
                                                            static_cast<double>(F)
                                                      : std::numeric_limits<double>::infinity();

@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -55,11 +56,12 @@ void NpyStream::read_pipelined(void* dst, std::size_t piece_bytes,
 
   // Without dst, pieces cycle through kRing buffers: inflating one while the
   // consumer works on another, with a spare so neither waits on a hand-off.
+  // (Uninitialised: every byte is inflated before it is read.)
   constexpr uint64_t kRing = 3;
-  std::vector<std::byte> ring;
-  if (!out) ring.resize(static_cast<std::size_t>(kRing * piece_bytes));
+  std::unique_ptr<std::byte[]> ring;
+  if (!out) ring = std::make_unique_for_overwrite<std::byte[]>(static_cast<std::size_t>(kRing * piece_bytes));
   const auto piece = [&](uint64_t i) -> std::byte* {
-    return out ? out + i * piece_bytes : ring.data() + (i % kRing) * piece_bytes;
+    return out ? out + i * piece_bytes : ring.get() + (i % kRing) * piece_bytes;
   };
   const auto piece_size = [&](uint64_t i) -> std::size_t {
     return static_cast<std::size_t>(std::min<uint64_t>(piece_bytes, total - i * piece_bytes));

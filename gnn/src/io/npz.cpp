@@ -1,5 +1,5 @@
-// NpzArchive: the ZIP central directory (zip64 aware) and NPY entries read
-// through ZipEntryReader; NpyStream over one entry's payload.
+// NpzArchive: the ZIP central directory (zip64 aware), NPY headers of entries
+// (streams opened through ZipEntryReader), whole-array reads.
 #include "edgewise/gnn/npz.hpp"
 
 #include <algorithm>
@@ -40,8 +40,8 @@ class ArchiveParser {
   [[noreturn]] void fail(const std::string& what) const { throw DataFileError("npz '" + path_ + "': " + what); }
 
   std::vector<std::byte> read_at(uint64_t offset, uint64_t size) {
-    std::vector<std::byte> buf(static_cast<std::size_t>(size));
     if (offset > size_ || size > size_ - offset) fail("read past the end of the file (truncated)");
+    std::vector<std::byte> buf(static_cast<std::size_t>(size));
     if (fseeko(file_.f, static_cast<off_t>(offset), SEEK_SET) != 0 ||
         (size > 0 && std::fread(buf.data(), 1, buf.size(), file_.f) != buf.size()))
       fail("cannot read " + std::to_string(size) + " bytes at offset " + std::to_string(offset));
