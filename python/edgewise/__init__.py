@@ -9,6 +9,10 @@ from ._edgewise import (  # noqa: F401
     cuda_built,
     cuda_device_count,
     segment_reduce,
+    spmm,
+    spmm_arg_backward,
+    spmm_backward,
+    spmm_weight_backward,
 )
 
 __all__ = [
@@ -16,4 +20,8 @@ __all__ = [
     "cuda_built",
     "cuda_device_count",
     "segment_reduce",
+    "spmm",
+    "spmm_arg_backward",
+    "spmm_backward",
+    "spmm_weight_backward",
 ]

@@ -8,6 +8,7 @@ namespace py = pybind11;
 
 namespace edgewise::python {
 void register_segment_reduce(py::module_& m);
+void register_spmm(py::module_& m);
 }  // namespace edgewise::python
 
 PYBIND11_MODULE(_edgewise, m) {
@@ -17,4 +18,5 @@ PYBIND11_MODULE(_edgewise, m) {
   m.def("cuda_device_count", &edgewise::cuda_device_count,
         "Number of usable CUDA devices (0 without a GPU or driver; never raises).");
   edgewise::python::register_segment_reduce(m);
+  edgewise::python::register_spmm(m);
 }

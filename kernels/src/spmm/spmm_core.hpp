@@ -61,8 +61,9 @@ struct GatherRows {
     T coef;
   };
 
-  // The gathered row of edge e (what a CPU prefetch targets).
+  // The gathered row of edge e (what a CPU prefetch targets), and the matrix rows come from.
   EW_HD_INLINE const T* row_of(int64_t e) const { return x + static_cast<int64_t>(indices[e]) * cols; }
+  EW_HD_INLINE const T* rows_base() const { return x; }
 
   template <bool kScaled>
   EW_HD_INLINE Edge edge(int64_t e) const {
@@ -109,6 +110,7 @@ struct ArgGradRows {
 
   EW_HD_INLINE const T* row_of(int64_t t) const { return grad + static_cast<int64_t>(dst[t]) * cols; }
   EW_HD_INLINE const int64_t* arg_row_of(int64_t t) const { return arg + static_cast<int64_t>(dst[t]) * cols; }
+  EW_HD_INLINE const T* rows_base() const { return grad; }
 
   template <bool kScaled>
   EW_HD_INLINE Edge edge(int64_t t) const {
