@@ -74,7 +74,7 @@ void require_matrix(const char* op, const char* name, MatrixView<T> m) {
 
 // Runs a gather-reduce on ctx's device.
 template <class Source, class T>
-void dispatch_gather_reduce(const char* op_name, const Source& source, const RowsOut<T>& dest, ReduceOp op,
+void dispatch_gather_reduce([[maybe_unused]] const char* op_name, const Source& source, const RowsOut<T>& dest, ReduceOp op,
                             Context& ctx) {
   if (dest.rows == 0) return;
   if (ctx.device().is_cpu()) {

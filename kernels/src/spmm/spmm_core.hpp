@@ -80,11 +80,11 @@ struct GatherRows {
     }
   }
 
-  // V consecutive messages from column c (c % V == 0; 16-byte aligned when V == 4).
+  // V consecutive messages from column c (c % V == 0; 16-byte aligned when V == 4). No
+  // `#pragma unroll` here: the host compiler sees this header too; V is a constant.
   template <int V>
   EW_HD_INLINE static void load(const Edge& edge, int64_t c, T (&out)[V]) {
     const Packed<T, V> p = *reinterpret_cast<const Packed<T, V>*>(edge.row + c);
-#pragma unroll
     for (int j = 0; j < V; ++j) out[j] = edge.coef * p.v[j];
   }
 };
@@ -128,7 +128,6 @@ struct ArgGradRows {
   template <int V>
   EW_HD_INLINE static void load(const Edge& edge, int64_t c, T (&out)[V]) {
     const Packed<T, V> p = *reinterpret_cast<const Packed<T, V>*>(edge.grad_row + c);
-#pragma unroll
     for (int j = 0; j < V; ++j) out[j] = edge.arg_row[c + j] == edge.e ? edge.coef * p.v[j] : T(0);
   }
 };
