@@ -2,7 +2,8 @@
 """Edgewise vs PyTorch on the same data, timed in one run (CPU).
 
 Where torch is importable, times torch.segment_reduce (and index_add_ on the same
-data) against edgewise through its Python binding and prints the speed ratio;
+data) and torch.sparse.mm on a CSR tensor against edgewise through its Python
+binding and prints the speed ratio;
 where it is not, says so and exits 0. PyTorch is never a build or CI dependency.
 
     PYTHONPATH=build/release/python python3 benchmarks/compare_torch.py [--quick] [--json FILE]
@@ -96,6 +97,39 @@ def galloping_cases(rng, repeats, records, name_filter):
                "torch_op": "searchsorted", "speedup": th / ew}
         records.append(rec)
         print(f"{rec['name']:<50} edgewise {ew:8.3f} ms  torch.searchsorted    {th:8.3f} ms  {th / ew:6.2f}x")
+SPMM_SHAPES = [(100_000, 2_000_000, 64), (1_000_000, 10_000_000, 32)]
+
+
+def spmm_cases(rng, repeats, records, name_filter):
+    """edgewise.spmm sum vs torch.sparse.mm(A_csr, X) on power-law graphs (same CSR, same X)."""
+    if name_filter and name_filter not in "spmm":
+        return
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*[Ss]parse.*")  # torch's beta-state notices
+    for N, E, C in SPMM_SHAPES:
+        offsets = power_law_offsets(N, E, rng)  # destination in-degrees Zipf-like
+        indices = rng.integers(0, N, size=E).astype(np.int64)  # sources uniform
+        indices32 = indices.astype(np.int32)
+        x = rng.uniform(-1, 1, size=(N, C)).astype(np.float32)
+        weights = rng.uniform(-1, 1, size=E).astype(np.float32)
+        tx = torch.from_numpy(x)
+        for weighted in (False, True):
+            w = weights if weighted else None
+            values = torch.from_numpy(weights) if weighted else torch.ones(E)
+            A = torch.sparse_csr_tensor(torch.from_numpy(offsets), torch.from_numpy(indices), values, size=(N, N))
+            want = torch.sparse.mm(A, tx).numpy()
+            got = edgewise.spmm(offsets, indices, x, weights=w)
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+            kind = "weighted" if weighted else "unweighted"
+            name = f"spmm/sum/{kind}/powerlaw/N={N},E={E},C={C}"
+            th = median_ms(lambda: torch.sparse.mm(A, tx), repeats)
+            for label, idx in (("i64", indices), ("i32", indices32)):
+                ew = median_ms(lambda: edgewise.spmm(offsets, idx, x, weights=w), repeats)
+                rec = {"name": f"{name}/{label}", "edgewise_ms": ew, "torch_ms": th, "torch_op": "sparse.mm(csr)",
+                       "speedup": th / ew}
+                records.append(rec)
+                print(f"{rec['name']:<58} edgewise {ew:8.2f} ms  torch.sparse.mm {th:8.2f} ms  {th / ew:6.2f}x")
 
 
 def main():
@@ -345,7 +379,7 @@ def gcn_epoch_cases(rng, repeats, records, name_filter):
           f"{rec['speedup']:6.2f}x")
 
 # Each section: (rng, repeats, records, name_filter) -> appends records, prints rows.
-SECTIONS = [segment_cases, scatter_cases, sort_rle_offsets_cases, segment_tree_cases, gcn_epoch_cases, galloping_cases]
+SECTIONS = [segment_cases, scatter_cases, sort_rle_offsets_cases, segment_tree_cases, gcn_epoch_cases, galloping_cases, spmm_cases]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -26,6 +26,10 @@ from ._edgewise import (  # noqa: F401
     rmat_graph,
     Graph,
     train,
+    spmm,
+    spmm_arg_backward,
+    spmm_backward,
+    spmm_weight_backward,
 )
 
 __all__ = [
@@ -48,4 +52,8 @@ __all__ = [
     "rmat_graph",
     "Graph",
     "train",
+    "spmm",
+    "spmm_arg_backward",
+    "spmm_backward",
+    "spmm_weight_backward",
 ]

@@ -74,7 +74,7 @@ void require_matrix(const char* op, const char* name, MatrixView<T> m) {
 
 // Runs a gather-reduce on ctx's device.
 template <class Source, class T>
-void dispatch_gather_reduce(const char* op_name, const Source& source, const RowsOut<T>& dest, ReduceOp op,
+void dispatch_gather_reduce([[maybe_unused]] const char* op_name, const Source& source, const RowsOut<T>& dest, ReduceOp op,
                             Context& ctx) {
   if (dest.rows == 0) return;
   if (ctx.device().is_cpu()) {
@@ -143,7 +143,7 @@ void spmm(VectorView<const int64_t> offsets, VectorView<const I> indices, Vector
   if (out.size() == 0) return;
 
   GatherRows<T, I> source{indices.data, x.data, x.cols, {weights.data, options.weight_ids.data, nullptr}};
-  RowsOut<T> dest{offsets.data, out.rows, out.cols, out.data, arg.data};
+  RowsOut<T> dest{offsets.data, out.rows, out.cols, E, out.data, arg.data};
   if (use_cusparse) {
 #if EDGEWISE_WITH_CUDA
     spmm_detail::spmm_cusparse(source, dest, x.rows, ctx);
@@ -217,7 +217,7 @@ void spmm_backward(VectorView<const int64_t> t_offsets, VectorView<const I> t_in
   // The transposed spmm: gather grad_out rows of each source's destinations.
   GatherRows<T, I> source{t_indices.data, grad_out.data, grad_out.cols,
                           {weights.data, weights.present() ? t_edge_ids.data : nullptr, mean ? offsets.data : nullptr}};
-  RowsOut<T> dest{t_offsets.data, grad_x.rows, grad_x.cols, grad_x.data, nullptr};
+  RowsOut<T> dest{t_offsets.data, grad_x.rows, grad_x.cols, t_indices.size, grad_x.data, nullptr};
   dispatch_gather_reduce(kOp, source, dest, ReduceOp::Sum, ctx);
 }
 
@@ -237,7 +237,7 @@ void spmm_arg_backward(VectorView<const int64_t> t_offsets, VectorView<const I> 
   if (grad_x.size() == 0) return;
 
   ArgGradRows<T, I> source{t_indices.data, t_edge_ids.data, grad_out.data, arg.data, grad_out.cols, weights.data};
-  RowsOut<T> dest{t_offsets.data, grad_x.rows, grad_x.cols, grad_x.data, nullptr};
+  RowsOut<T> dest{t_offsets.data, grad_x.rows, grad_x.cols, t_indices.size, grad_x.data, nullptr};
   dispatch_gather_reduce(kOp, source, dest, ReduceOp::Sum, ctx);
 }
 
@@ -277,11 +277,11 @@ void spmm_weight_backward(VectorView<const int64_t> offsets, VectorView<const I>
   }
   if (E == 0) return;
   if (ctx.device().is_cpu()) {
-    spmm_detail::weight_backward_cpu(offsets.data, grad_out.rows, indices.data, x.data, grad_out.data, arg.data,
+    spmm_detail::weight_backward_cpu(offsets.data, grad_out.rows, E, indices.data, x.data, grad_out.data, arg.data,
                                      x.cols, op, grad_w.data);
   } else {
 #if EDGEWISE_WITH_CUDA
-    spmm_detail::weight_backward_cuda(offsets.data, grad_out.rows, indices.data, x.data, grad_out.data, arg.data,
+    spmm_detail::weight_backward_cuda(offsets.data, grad_out.rows, E, indices.data, x.data, grad_out.data, arg.data,
                                       x.cols, op, grad_w.data, ctx);
 #else
     detail::throw_built_without_cuda(kOp);

@@ -11,13 +11,14 @@
 
 namespace edgewise::spmm_detail {
 
-// The destination side of a gather-reduce: rows [S] by `offsets` [S+1], out [S, C],
-// optional arg [S, C] (min/max).
+// The destination side of a gather-reduce: rows [S] over `edges` edges by `offsets`
+// [S+1], out [S, C], optional arg [S, C] (min/max).
 template <class T>
 struct RowsOut {
   const int64_t* offsets = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
+  int64_t edges = 0;
   T* out = nullptr;
   int64_t* arg = nullptr;
 };
@@ -27,18 +28,18 @@ void gather_reduce_cpu(const GatherRows<T, I>& source, const RowsOut<T>& dest, R
 template <class T, class I>
 void gather_reduce_cpu(const ArgGradRows<T, I>& source, const RowsOut<T>& dest, ReduceOp op, Context& ctx);
 
-// grad_w[e] for every edge of the forward CSR `dest` (its out/arg unused; arg = forward arg).
+// grad_w[e] for every edge of the forward CSR (arg: the forward's arg, min/max only).
 template <class T, class I>
-void weight_backward_cpu(const int64_t* offsets, int64_t rows, const I* indices, const T* x, const T* grad_out,
-                         const int64_t* arg, int64_t cols, ReduceOp op, T* grad_w);
+void weight_backward_cpu(const int64_t* offsets, int64_t rows, int64_t edges, const I* indices, const T* x,
+                         const T* grad_out, const int64_t* arg, int64_t cols, ReduceOp op, T* grad_w);
 
 template <class T, class I>
 void gather_reduce_cuda(const GatherRows<T, I>& source, const RowsOut<T>& dest, ReduceOp op, Context& ctx);
 template <class T, class I>
 void gather_reduce_cuda(const ArgGradRows<T, I>& source, const RowsOut<T>& dest, ReduceOp op, Context& ctx);
 template <class T, class I>
-void weight_backward_cuda(const int64_t* offsets, int64_t rows, const I* indices, const T* x, const T* grad_out,
-                          const int64_t* arg, int64_t cols, ReduceOp op, T* grad_w, Context& ctx);
+void weight_backward_cuda(const int64_t* offsets, int64_t rows, int64_t edges, const I* indices, const T* x,
+                          const T* grad_out, const int64_t* arg, int64_t cols, ReduceOp op, T* grad_w, Context& ctx);
 
 // spmm sum through cusparseSpMM (weights: [E] direct, or gathered through weight_ids).
 template <class T, class I>

@@ -61,8 +61,9 @@ struct GatherRows {
     T coef;
   };
 
-  // The gathered row of edge e (what a CPU prefetch targets).
+  // The gathered row of edge e (what a CPU prefetch targets), and the matrix rows come from.
   EW_HD_INLINE const T* row_of(int64_t e) const { return x + static_cast<int64_t>(indices[e]) * cols; }
+  EW_HD_INLINE const T* rows_base() const { return x; }
 
   template <bool kScaled>
   EW_HD_INLINE Edge edge(int64_t e) const {
@@ -79,11 +80,11 @@ struct GatherRows {
     }
   }
 
-  // V consecutive messages from column c (c % V == 0; 16-byte aligned when V == 4).
+  // V consecutive messages from column c (c % V == 0; 16-byte aligned when V == 4). No
+  // `#pragma unroll` here: the host compiler sees this header too; V is a constant.
   template <int V>
   EW_HD_INLINE static void load(const Edge& edge, int64_t c, T (&out)[V]) {
     const Packed<T, V> p = *reinterpret_cast<const Packed<T, V>*>(edge.row + c);
-#pragma unroll
     for (int j = 0; j < V; ++j) out[j] = edge.coef * p.v[j];
   }
 };
@@ -109,6 +110,7 @@ struct ArgGradRows {
 
   EW_HD_INLINE const T* row_of(int64_t t) const { return grad + static_cast<int64_t>(dst[t]) * cols; }
   EW_HD_INLINE const int64_t* arg_row_of(int64_t t) const { return arg + static_cast<int64_t>(dst[t]) * cols; }
+  EW_HD_INLINE const T* rows_base() const { return grad; }
 
   template <bool kScaled>
   EW_HD_INLINE Edge edge(int64_t t) const {
@@ -126,7 +128,6 @@ struct ArgGradRows {
   template <int V>
   EW_HD_INLINE static void load(const Edge& edge, int64_t c, T (&out)[V]) {
     const Packed<T, V> p = *reinterpret_cast<const Packed<T, V>*>(edge.grad_row + c);
-#pragma unroll
     for (int j = 0; j < V; ++j) out[j] = edge.arg_row[c + j] == edge.e ? edge.coef * p.v[j] : T(0);
   }
 };
