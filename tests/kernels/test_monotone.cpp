@@ -36,7 +36,7 @@ std::vector<float> special_floats() {
   return {0.0f,  -0.0f,       kInf,      -kInf,       den,   -den,  min_normal, -min_normal,
           max,   -max,        1.0f,      -1.0f,       3e-39f, -3e-39f, float_of(0x007FFFFFu), float_of(0x807FFFFFu),
           std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
-          float_of(0x7F800001u), float_of(0xFFFFFFFFu), float_of(0x7FC00123u)};
+          float_of(0x7F800001u), float_of(0xFFFFFFFFu), float_of(0x7FFFFFFFu), float_of(0x7FC00123u)};
 }
 
 // Random bit patterns cover every binade, denormals and NaNs alike.
@@ -120,6 +120,17 @@ TEST(Monotone, NaNWinsForMaxAndForMin) {
   EXPECT_GT(extremum_key<ReduceOp::Min>(nan), extremum_key<ReduceOp::Min>(-kInf));
   EXPECT_LT(extremum_key<ReduceOp::Max>(kInf), 0xFFFFFFFFu);
   EXPECT_LT(extremum_key<ReduceOp::Min>(-kInf), 0xFFFFFFFFu);
+}
+
+// The CPU driver starts its min/max keys at 0 and lets "greater" fill them:
+// no float, NaN or not, may have key 0 (integers can, and are handled apart).
+TEST(Monotone, FloatExtremumKeysAreNeverZero) {
+  for (float v : random_floats(115, 20000)) {
+    EXPECT_NE(extremum_key<ReduceOp::Max>(v), 0u) << std::hex << bits_of(v);
+    EXPECT_NE(extremum_key<ReduceOp::Min>(v), 0u) << std::hex << bits_of(v);
+  }
+  EXPECT_EQ(extremum_key<ReduceOp::Max>(std::numeric_limits<int32_t>::min()), 0u);
+  EXPECT_EQ(extremum_key<ReduceOp::Min>(std::numeric_limits<uint32_t>::max()), 0u);
 }
 
 TEST(Monotone, MinKeysReverseTheOrder) {

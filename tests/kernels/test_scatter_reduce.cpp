@@ -57,8 +57,8 @@ void expect_matches_reference(Device device, const std::vector<T>& values, int64
 }
 
 // Index regimes. With 2+ threads the CPU driver uses thread-private partials
-// when threads x S <= M / 8 and owner-computes otherwise; the shapes below land
-// in both (S = 5 next to M = 640, and S > M).
+// while threads x S x C states are a small share of the input and owner-computes
+// otherwise; the shapes below land in both (S = 5 next to M = 640, and S > M).
 enum class IndexRegime { Uniform, OneTarget, Permutation, Sorted, HalfEmpty, PowerLaw };
 
 const char* index_regime_name(IndexRegime r) {
@@ -114,7 +114,7 @@ void sweep_regimes(Device device, uint64_t salt) {
                                  IndexRegime::Sorted,    IndexRegime::HalfEmpty, IndexRegime::PowerLaw};
   for (IndexRegime regime : regimes) {
     for (int64_t C : {1, 3, 16, 67}) {
-      for (auto [M, S] : {std::pair<int64_t, int64_t>{640, 5}, {300, 400}}) {
+      for (auto [M, S] : {std::pair<int64_t, int64_t>{640, 5}, {300, 1000}}) {
         // Small integers keep integer sums exact and make ties frequent.
         auto values = random_values<T>(rng, M * C, std::is_unsigned_v<T> ? 0 : -20, 20);
         auto index = make_index<I>(rng, regime, M, S);
@@ -144,7 +144,7 @@ TEST_P(ScatterReduceTest, UInt32MatchesReferenceInEveryRegime) {
 TEST_P(ScatterReduceTest, BoundarySizes) {
   auto rng = rng_for(7);
   for (int64_t M : {0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 257}) {
-    for (int64_t S : {1, 8, 65}) {
+    for (int64_t S : {1, 65}) {
       for (int64_t C : {1, 2, 4, 5, 8, 32, 64, 128, 129}) {
         auto values = random_values<float>(rng, M * C);
         auto index = make_index<int64_t>(rng, IndexRegime::Uniform, M, S);

@@ -1,9 +1,11 @@
 // scatter_reduce logic shared by the CPU and CUDA drivers (EW_HD): the index
 // range test and how an output element is written from what was accumulated.
 //
-// Both drivers accumulate one "slot" per output element: Reducer's accumulator
-// for sum/mean (float, int64 or uint64), the packed word of monotone.hpp for
-// min/max. A slot starts at 0 either way (0 is the sum identity and kPackedEmpty).
+// A "slot" is what an output element accumulates: Reducer's accumulator for
+// sum/mean (float, int64 or uint64), the packed word of monotone.hpp for
+// min/max. It starts at 0 either way (the sum identity and kPackedEmpty). The
+// CUDA driver updates slots with atomics; the CPU driver keeps min/max as a key
+// and a row and packs them into slots to merge and finalize.
 #pragma once
 
 #include <cstdint>
@@ -25,24 +27,15 @@ EW_HD_INLINE bool index_in_range(I s, int64_t segments) {
   return static_cast<uint64_t>(static_cast<int64_t>(s)) < static_cast<uint64_t>(segments);
 }
 
-// Folds element `v` of row `row` into its output's slot (non-atomic form; the
-// CUDA driver applies the same slot_update with atomicMax / atomicAdd).
+// What element `v` of row `row` contributes to its output's slot: the packed
+// word for min/max (the CUDA driver atomicMax-es it), the value widened to
+// Reducer's accumulator for sum/mean (atomicAdd on CUDA, += on CPU).
 template <ReduceOp Op, class T>
 EW_HD_INLINE Slot<Op, T> slot_update(T v, int64_t row) {
   if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
     return extremum_word<Op>(v, row);
   } else {
     return static_cast<Slot<Op, T>>(v);
-  }
-}
-
-template <ReduceOp Op, class T>
-EW_HD_INLINE void slot_fold(Slot<Op, T>& slot, T v, int64_t row) {
-  if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
-    const uint64_t word = slot_update<Op>(v, row);
-    slot = word > slot ? word : slot;
-  } else {
-    slot += slot_update<Op>(v, row);
   }
 }
 

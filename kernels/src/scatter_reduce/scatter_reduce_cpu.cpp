@@ -1,22 +1,29 @@
 // scatter_reduce CPU driver (OpenMP): no atomics, two strategies.
 //
 // Partials (S small next to M): each thread folds a static, contiguous range of
-// rows into its own [S, C] slot array; after a barrier the threads merge the
-// partials output by output, in thread order, and write out. The slot arrays
-// are what the issue calls thread-private partials: they stay in cache when
-// S x C is small, and merging them costs threads x S x C, which the choice below
-// keeps under an eighth of the fold.
+// rows into its own [S, C] state (the issue's thread-private partials: they stay
+// in cache when S x C is small); after a barrier the threads merge the partials
+// output by output, in thread order, and write out. Clearing and merging cost
+// threads x S x C, and a state that outgrows the caches slows every row.
 //
 // Owner-computes (S large): thread t owns outputs [S t / T, S (t+1) / T). Every
 // thread scans the index in chunks, compacts the rows it owns into a small list
-// without branches (a data-dependent branch here would mispredict on most rows),
-// and folds them in row order, prefetching a few rows ahead. No partials and no
-// merge; the index is read once per thread, which is cheap next to the rows.
+// without branches (a data-dependent branch would mispredict on most rows), and
+// folds them in row order, prefetching ahead. No partials and no merge; the index
+// is read once per thread, which is cheap next to the rows.
 //
-// Both fold with the shared slot logic of scatter_reduce_core.hpp (the packed
-// min/max word the CUDA driver uses with atomicMax), specialised at compile time
-// for common widths. The partition is static, so results are bitwise identical
-// across runs with the same thread count.
+// State per output element:
+//  - sum/mean: Reducer's accumulator (float, int64, uint64) and, for mean, a row
+//    count per output.
+//  - min/max: the 32-bit extremum_key of the best value so far and its row, in two
+//    arrays: 16 columns fit one vector of keys, where the packed 64-bit word
+//    would need widening and twice the vectors (measured ~1.2x slower). Rows
+//    reach a state in increasing order, so a strictly larger key wins and ties
+//    keep the lower row, as in Reducer. Partials merge and finalize through the
+//    packed word of common/monotone.hpp (slot_merge / slot_finalize, shared with
+//    the CUDA driver).
+// Widths are specialised at compile time. The partition is static, so results are
+// bitwise identical across runs with the same thread count.
 #include <omp.h>
 
 #include <algorithm>
@@ -29,159 +36,259 @@ namespace edgewise::scatter_reduce_detail {
 
 namespace {
 
-constexpr int64_t kMergeShare = 8;     // partials when threads x S <= M / kMergeShare
-constexpr int64_t kOwnerChunk = 4096;  // rows scanned per compaction step (list fits L1)
-constexpr int64_t kPrefetchAhead = 8;  // rows prefetched ahead in the owner fold
+constexpr int64_t kOwnerChunk = 4096;  // rows scanned per compaction step (the list stays in L1)
+constexpr int64_t kPrefetchAhead = 8;  // rows whose state is prefetched ahead of the fold
 
+// Asks for the cache lines of `bytes` at p (a state row we are about to update).
+inline void prefetch_bytes(const void* p, int64_t bytes) {
+  for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(static_cast<const char*>(p) + b, 1);
+}
+
+// Sum and mean state: `partials` arrays of [S, C] accumulators (+ [S] counts).
 template <class T, ReduceOp Op, int W>
-struct ScatterCpu {
-  using S = Slot<Op, T>;
+struct SumState {
+  using Acc = typename Reducer<Op, T>::Acc;
   static constexpr bool kMean = Op == ReduceOp::Mean;
-  static constexpr bool kExtremum = Op == ReduceOp::Min || Op == ReduceOp::Max;
+  static constexpr int64_t kStateBytes = sizeof(Acc);
+  static constexpr double kPartialsShare = 0.15;  // see choose_partials
+  Acc* acc;
+  int64_t* counts;
+  int64_t S, C;
 
-  // slot_row[j] (+)= row r of values, j < C (C == W when W > 0).
-  static inline void fold_row(S* __restrict slot_row, const T* __restrict value_row, int64_t r, int64_t cols) {
-    const int64_t w = W > 0 ? W : cols;
-#pragma omp simd
-    for (int64_t j = 0; j < w; ++j) slot_fold<Op>(slot_row[j], value_row[j], r);
-  }
-
-  static inline void merge_row(S* __restrict slot_row, const S* __restrict other, int64_t cols) {
-    const int64_t w = W > 0 ? W : cols;
-#pragma omp simd
-    for (int64_t j = 0; j < w; ++j) slot_merge<Op, T>(slot_row[j], other[j]);
-  }
-
-  // Writes outputs [s_begin, s_end) from their final slots.
-  static void finalize_rows(const S* slots, const int64_t* counts, const T* values, int64_t cols, int64_t s_begin,
-                            int64_t s_end, MatrixView<T> out, MatrixView<int64_t> arg) {
-    const int64_t w = W > 0 ? W : cols;
-    for (int64_t s = s_begin; s < s_end; ++s) {
-      const int64_t count = kMean ? counts[s] : 1;
-      const S* slot_row = slots + s * cols;
-      T* out_row = out.row(s);
-      if (kExtremum && arg.present()) {
-        int64_t* arg_row = arg.row(s);
-        for (int64_t j = 0; j < w; ++j) slot_finalize<Op, T>(slot_row[j], count, values, cols, j, out_row[j], arg_row[j]);
-      } else {
-        int64_t unused;
-        for (int64_t j = 0; j < w; ++j) slot_finalize<Op, T>(slot_row[j], count, values, cols, j, out_row[j], unused);
-      }
-    }
-  }
-
-  template <class I>
-  static void run_partials(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out,
-                           MatrixView<int64_t> arg, Context& ctx) {
-    const int64_t M = values.rows, C = values.cols, nS = out.rows;
-    const int max_threads = omp_get_max_threads();
+  SumState(Context& ctx, int64_t partials, int64_t segments, int64_t cols) : S(segments), C(cols) {
     ScratchLayout layout;
-    const std::size_t slots_at = layout.add<S>(int64_t{max_threads} * nS * C);
-    const std::size_t counts_at = layout.add<int64_t>(kMean ? int64_t{max_threads} * nS : 0);
+    const std::size_t acc_at = layout.add<Acc>(partials * S * C);
+    const std::size_t counts_at = layout.add<int64_t>(kMean ? partials * S : 0);
     void* base = ctx.scratch(layout.bytes());
-    S* slots = ScratchLayout::at<S>(base, slots_at);
-    int64_t* counts = ScratchLayout::at<int64_t>(base, counts_at);
-    const T* v = values.data;
-    const I* idx = index.data;
+    acc = ScratchLayout::at<Acc>(base, acc_at);
+    counts = ScratchLayout::at<int64_t>(base, counts_at);
+  }
+  int64_t width() const { return W > 0 ? W : C; }
 
-#pragma omp parallel num_threads(max_threads)
-    {
-      const int64_t threads = omp_get_num_threads();
-      const int64_t t = omp_get_thread_num();
-      S* mine = slots + t * nS * C;
-      int64_t* my_counts = counts + t * nS;
-      std::memset(static_cast<void*>(mine), 0, static_cast<std::size_t>(nS * C) * sizeof(S));  // 0: identity of every slot
-      if constexpr (kMean) std::fill(my_counts, my_counts + nS, int64_t{0});
-      const int64_t r_end = M * (t + 1) / threads;
-      for (int64_t r = M * t / threads; r < r_end; ++r) {
-        const int64_t s = static_cast<int64_t>(idx[r]);
-        fold_row(mine + s * C, v + r * C, r, C);
-        if constexpr (kMean) ++my_counts[s];
-      }
-#pragma omp barrier
-      // Each output is merged by one thread, partials in thread order (fixed for a
-      // given thread count), into thread 0's partial, then written out.
-#pragma omp for schedule(static)
-      for (int64_t s = 0; s < nS; ++s) {
-        for (int64_t u = 1; u < threads; ++u) {
-          merge_row(slots + s * C, slots + (u * nS + s) * C, C);
-          if constexpr (kMean) counts[s] += counts[u * nS + s];
-        }
-        finalize_rows(slots, counts, v, C, s, s + 1, out, arg);
-      }
+  // Outputs [s_begin, s_end) of partial p start empty.
+  void clear(int64_t p, int64_t s_begin, int64_t s_end) {
+    std::fill(acc + (p * S + s_begin) * C, acc + (p * S + s_end) * C, Acc(0));
+    if constexpr (kMean) std::fill(counts + p * S + s_begin, counts + p * S + s_end, int64_t{0});
+  }
+  void prefetch(int64_t p, int64_t s) const {
+    prefetch_bytes(acc + (p * S + s) * C, width() * static_cast<int64_t>(sizeof(Acc)));
+  }
+  void fold(int64_t p, int64_t s, const T* __restrict x, int64_t r) {
+    Acc* __restrict a = acc + (p * S + s) * C;
+    const int64_t w = width();
+#pragma omp simd
+    for (int64_t j = 0; j < w; ++j) a[j] += slot_update<Op>(x[j], r);
+    if constexpr (kMean) ++counts[p * S + s];
+  }
+  // Partial 0 of output s absorbs partials 1 .. partials-1, in that order.
+  void merge(int64_t partials, int64_t s) {
+    Acc* __restrict a = acc + s * C;
+    const int64_t w = width();
+    for (int64_t p = 1; p < partials; ++p) {
+      const Acc* __restrict b = acc + (p * S + s) * C;
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) slot_merge<Op, T>(a[j], b[j]);
+      if constexpr (kMean) counts[s] += counts[p * S + s];
     }
   }
+  // Writes output s from partial 0.
+  void finalize(int64_t s, const T* values, MatrixView<T> out, MatrixView<int64_t>) const {
+    const Acc* a = acc + s * C;
+    const int64_t count = kMean ? counts[s] : 1;
+    T* o = out.row(s);
+    int64_t unused;
+    for (int64_t j = 0; j < width(); ++j) slot_finalize<Op, T>(a[j], count, values, C, j, o[j], unused);
+  }
+};
 
-  template <class I>
-  static void run_owner(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out,
-                        MatrixView<int64_t> arg, Context& ctx) {
-    const int64_t M = values.rows, C = values.cols, nS = out.rows;
+// Min and max state: `partials` arrays of [S, C] keys and [S, C] rows.
+template <class T, ReduceOp Op, int W>
+struct ExtremumState {
+  static constexpr uint32_t kNoRow = 0xFFFFFFFFu;  // above kPackedMaxRow: never a real row
+  static constexpr int64_t kStateBytes = 8;
+  static constexpr double kPartialsShare = 0.08;  // see choose_partials
+  uint32_t* keys;
+  uint32_t* rows;
+  int64_t S, C;
+
+  ExtremumState(Context& ctx, int64_t partials, int64_t segments, int64_t cols) : S(segments), C(cols) {
     ScratchLayout layout;
-    const std::size_t slots_at = layout.add<S>(nS * C);
-    const std::size_t counts_at = layout.add<int64_t>(kMean ? nS : 0);
+    const std::size_t keys_at = layout.add<uint32_t>(partials * S * C);
+    const std::size_t rows_at = layout.add<uint32_t>(partials * S * C);
     void* base = ctx.scratch(layout.bytes());
-    S* slots = ScratchLayout::at<S>(base, slots_at);
-    int64_t* counts = ScratchLayout::at<int64_t>(base, counts_at);
-    const T* v = values.data;
-    const I* idx = index.data;
+    keys = ScratchLayout::at<uint32_t>(base, keys_at);
+    rows = ScratchLayout::at<uint32_t>(base, rows_at);
+  }
+  int64_t width() const { return W > 0 ? W : C; }
 
-#pragma omp parallel
-    {
-      const int64_t threads = omp_get_num_threads();
-      const int64_t t = omp_get_thread_num();
-      const int64_t lo = nS * t / threads;
-      const int64_t span = nS * (t + 1) / threads - lo;
-      std::memset(static_cast<void*>(slots + lo * C), 0, static_cast<std::size_t>(span * C) * sizeof(S));
-      if constexpr (kMean) std::fill(counts + lo, counts + lo + span, int64_t{0});
-      int32_t list[kOwnerChunk];
-      for (int64_t c0 = 0; c0 < M; c0 += kOwnerChunk) {
-        const int64_t c1 = std::min(M, c0 + kOwnerChunk);
-        int64_t n = 0;
-        for (int64_t r = c0; r < c1; ++r) {  // branch-free compaction of the rows this thread owns
-          list[n] = static_cast<int32_t>(r - c0);
-          n += static_cast<uint64_t>(static_cast<int64_t>(idx[r]) - lo) < static_cast<uint64_t>(span);
-        }
-        for (int64_t q = 0; q < n; ++q) {
-          if (q + kPrefetchAhead < n) {
-            const int64_t ahead = c0 + list[q + kPrefetchAhead];
-            __builtin_prefetch(v + ahead * C);
-            __builtin_prefetch(slots + static_cast<int64_t>(idx[ahead]) * C, 1);
-          }
-          const int64_t r = c0 + list[q];
-          const int64_t s = static_cast<int64_t>(idx[r]);
-          fold_row(slots + s * C, v + r * C, r, C);
-          if constexpr (kMean) ++counts[s];
-        }
-      }
-      finalize_rows(slots, counts, v, C, lo, lo + span, out, arg);
-    }
+  // Key 0 is the smallest key, and row kNoRow marks "nothing yet" (key 0 is a
+  // real key for integers, so the row decides).
+  void clear(int64_t p, int64_t s_begin, int64_t s_end) {
+    std::fill(keys + (p * S + s_begin) * C, keys + (p * S + s_end) * C, 0u);
+    std::fill(rows + (p * S + s_begin) * C, rows + (p * S + s_end) * C, kNoRow);
+  }
+  void prefetch(int64_t p, int64_t s) const {
+    prefetch_bytes(keys + (p * S + s) * C, width() * 4);
+    prefetch_bytes(rows + (p * S + s) * C, width() * 4);
   }
 
-  template <class I>
-  static void run(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, MatrixView<int64_t> arg,
-                  Context& ctx) {
-    const int64_t threads = omp_get_max_threads();
-    if (threads == 1 || threads * out.rows <= values.rows / kMergeShare) {
-      run_partials(values, index, out, arg, ctx);
-    } else {
-      run_owner(values, index, out, arg, ctx);
+  void fold(int64_t p, int64_t s, const T* __restrict x, int64_t r) {
+    uint32_t* __restrict k = keys + (p * S + s) * C;
+    uint32_t* __restrict rw = rows + (p * S + s) * C;
+    const uint32_t row = static_cast<uint32_t>(r);
+    const int64_t w = width();
+#pragma omp simd
+    for (int64_t j = 0; j < w; ++j) {
+      const uint32_t key = extremum_key<Op>(x[j]);
+      // Floats never have key 0 (it would be a NaN bit pattern, and NaNs get the
+      // top key), so "greater" alone also fills an empty state; for integers key 0
+      // is real and an empty state is recognised by its row.
+      const bool take = std::is_same_v<T, float> ? key > k[j] : key > k[j] || (key == k[j] && rw[j] == kNoRow);
+      k[j] = take ? key : k[j];
+      rw[j] = take ? row : rw[j];
+    }
+  }
+  uint64_t word(int64_t p, int64_t i) const {
+    const int64_t at = p * S * C + i;
+    return rows[at] == kNoRow ? kPackedEmpty : pack_key_row(keys[at], rows[at]);
+  }
+  void merge(int64_t partials, int64_t s) {
+    for (int64_t p = 1; p < partials; ++p) {
+      for (int64_t j = 0; j < width(); ++j) {
+        const int64_t i = s * C + j;
+        const uint64_t mine = word(0, i);
+        uint64_t best = mine;
+        slot_merge<Op, T>(best, word(p, i));  // the larger word: better value, or equal and lower row
+        if (best != mine) {
+          keys[i] = keys[p * S * C + i];
+          rows[i] = rows[p * S * C + i];
+        }
+      }
+    }
+  }
+  void finalize(int64_t s, const T* values, MatrixView<T> out, MatrixView<int64_t> arg) const {
+    T* o = out.row(s);
+    int64_t* a = arg.present() ? arg.row(s) : nullptr;
+    for (int64_t j = 0; j < width(); ++j) {
+      int64_t row;
+      slot_finalize<Op, T>(word(0, s * C + j), 1, values, C, j, o[j], row);
+      if (a) a[j] = row;
     }
   }
 };
+
+template <class State, class T, class I>
+void run_partials(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, MatrixView<int64_t> arg,
+                  Context& ctx) {
+  const int64_t M = values.rows, C = values.cols;
+  const int max_threads = omp_get_max_threads();
+  State state(ctx, max_threads, out.rows, C);
+  const T* v = values.data;
+  const I* idx = index.data;
+#pragma omp parallel num_threads(max_threads)
+  {
+    const int64_t threads = omp_get_num_threads();
+    const int64_t t = omp_get_thread_num();
+    state.clear(t, 0, out.rows);
+    const int64_t r_end = M * (t + 1) / threads;
+    for (int64_t r = M * t / threads; r < r_end; ++r) {
+      if (r + kPrefetchAhead < r_end) state.prefetch(t, static_cast<int64_t>(idx[r + kPrefetchAhead]));
+      state.fold(t, static_cast<int64_t>(idx[r]), v + r * C, r);
+    }
+#pragma omp barrier
+    // Each output is merged by one thread, partials in thread order (fixed for a
+    // given thread count), then written out.
+#pragma omp for schedule(static)
+    for (int64_t s = 0; s < out.rows; ++s) {
+      state.merge(threads, s);
+      state.finalize(s, v, out, arg);
+    }
+  }
+}
+
+template <class State, class T, class I>
+void run_owner(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, MatrixView<int64_t> arg,
+               Context& ctx) {
+  const int64_t M = values.rows, C = values.cols, S = out.rows;
+  State state(ctx, 1, S, C);
+  const T* v = values.data;
+  const I* idx = index.data;
+#pragma omp parallel
+  {
+    const int64_t threads = omp_get_num_threads();
+    const int64_t t = omp_get_thread_num();
+    const int64_t lo = S * t / threads;
+    const int64_t span = S * (t + 1) / threads - lo;
+    state.clear(0, lo, lo + span);
+    int32_t list[kOwnerChunk];
+    for (int64_t c0 = 0; c0 < M; c0 += kOwnerChunk) {
+      const int64_t c1 = std::min(M, c0 + kOwnerChunk);
+      int64_t n = 0;
+      for (int64_t r = c0; r < c1; ++r) {  // branch-free compaction of the rows this thread owns
+        list[n] = static_cast<int32_t>(r - c0);
+        n += static_cast<uint64_t>(static_cast<int64_t>(idx[r]) - lo) < static_cast<uint64_t>(span);
+      }
+      for (int64_t q = 0; q < n; ++q) {
+        if (q + kPrefetchAhead < n) {
+          const int64_t ahead = c0 + list[q + kPrefetchAhead];
+          __builtin_prefetch(v + ahead * C);
+          state.prefetch(0, static_cast<int64_t>(idx[ahead]));
+        }
+        const int64_t r = c0 + list[q];
+        state.fold(0, static_cast<int64_t>(idx[r]), v + r * C, r);
+      }
+    }
+    for (int64_t s = lo; s < lo + span; ++s) state.finalize(s, v, out, arg);
+  }
+}
+
+// Partials while their state, threads x S x C elements, stays a small share of
+// the input (counting a fixed per-row cost of owner-computes: the index scan and
+// the compaction, ~64 bytes' worth). The shares are the crossovers measured on
+// the 2-core machine for C = 1, 16, 64: ~0.15 for sum/mean and ~0.08 for
+// min/max, whose state is twice as large and rewritten more. One thread: always
+// partials (one state, no merge, no scan overhead).
+template <class State>
+bool choose_partials(int64_t threads, int64_t M, int64_t C, int64_t S) {
+  const double state = static_cast<double>(threads) * static_cast<double>(S) * static_cast<double>(C) *
+                       static_cast<double>(State::kStateBytes);
+  const double input = static_cast<double>(M) * static_cast<double>(4 * C + 64);
+  return threads == 1 || state <= State::kPartialsShare * input;
+}
+
+template <class State, class T, class I>
+void run(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, MatrixView<int64_t> arg,
+         Context& ctx) {
+  if (choose_partials<State>(omp_get_max_threads(), values.rows, values.cols, out.rows)) {
+    run_partials<State>(values, index, out, arg, ctx);
+  } else {
+    run_owner<State>(values, index, out, arg, ctx);
+  }
+}
+
+template <class T, ReduceOp Op, int W, class I>
+void run_op(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, MatrixView<int64_t> arg,
+            Context& ctx) {
+  if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
+    run<ExtremumState<T, Op, W>>(values, index, out, arg, ctx);
+  } else {
+    run<SumState<T, Op, W>>(values, index, out, arg, ctx);
+  }
+}
 
 template <class T, ReduceOp Op, class I>
 void run_width(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, MatrixView<int64_t> arg,
                Context& ctx) {
   switch (values.cols) {
-    case 1: return ScatterCpu<T, Op, 1>::run(values, index, out, arg, ctx);
-    case 2: return ScatterCpu<T, Op, 2>::run(values, index, out, arg, ctx);
-    case 4: return ScatterCpu<T, Op, 4>::run(values, index, out, arg, ctx);
-    case 8: return ScatterCpu<T, Op, 8>::run(values, index, out, arg, ctx);
-    case 16: return ScatterCpu<T, Op, 16>::run(values, index, out, arg, ctx);
-    case 32: return ScatterCpu<T, Op, 32>::run(values, index, out, arg, ctx);
-    case 64: return ScatterCpu<T, Op, 64>::run(values, index, out, arg, ctx);
-    case 128: return ScatterCpu<T, Op, 128>::run(values, index, out, arg, ctx);
-    default: return ScatterCpu<T, Op, 0>::run(values, index, out, arg, ctx);
+    case 1: return run_op<T, Op, 1>(values, index, out, arg, ctx);
+    case 2: return run_op<T, Op, 2>(values, index, out, arg, ctx);
+    case 4: return run_op<T, Op, 4>(values, index, out, arg, ctx);
+    case 8: return run_op<T, Op, 8>(values, index, out, arg, ctx);
+    case 16: return run_op<T, Op, 16>(values, index, out, arg, ctx);
+    case 32: return run_op<T, Op, 32>(values, index, out, arg, ctx);
+    case 64: return run_op<T, Op, 64>(values, index, out, arg, ctx);
+    case 128: return run_op<T, Op, 128>(values, index, out, arg, ctx);
+    default: return run_op<T, Op, 0>(values, index, out, arg, ctx);
   }
 }
 

@@ -16,11 +16,8 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
-
-#if !defined(__CUDA_ARCH__)
 #include <cstring>
-#endif
+#include <type_traits>
 
 #include "edgewise/kernels/common/hd.hpp"
 #include "edgewise/kernels/common/reduce_op.hpp"
