@@ -75,6 +75,7 @@ void place_runs(const ChunkedKeys<K>& keys, int64_t begin, int64_t end, int64_t 
                 K* __restrict values, int64_t* __restrict lengths) {
   if (begin >= end) return;
   constexpr int kStage = 256;
+  constexpr int64_t kSpan = 64;
   K stage_key[kStage];
   int64_t stage_start[kStage];
   int staged = 0;
@@ -94,17 +95,28 @@ void place_runs(const ChunkedKeys<K>& keys, int64_t begin, int64_t end, int64_t 
     staged = 1;
   }
   for_each_piece(keys, begin + 1, end, [&](int64_t position, const K* p, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) {
-      const K key = p[j];
-      stage_key[staged] = key;
-      stage_start[staged] = position + j;
-      staged += is_run_boundary(previous, key) ? 1 : 0;
-      previous = key;
-      if (staged == kStage) {  // all but the last go out; it moves to the front
-        emit(kStage - 1, stage_start[kStage - 1]);
-        stage_key[0] = stage_key[kStage - 1];
-        stage_start[0] = stage_start[kStage - 1];
-        staged = 1;
+    for (int64_t j0 = 0; j0 < n; j0 += kSpan) {
+      const int64_t j1 = std::min(n, j0 + kSpan);
+      // A span without a boundary (a vectorised compare) is skipped: long runs cost
+      // one streaming read.
+      int any = is_run_boundary(previous, p[j0]) ? 1 : 0;
+      for (int64_t j = j0 + 1; j < j1; ++j) any |= is_run_boundary(p[j - 1], p[j]) ? 1 : 0;
+      if (!any) {
+        previous = p[j1 - 1];
+        continue;
+      }
+      for (int64_t j = j0; j < j1; ++j) {
+        const K key = p[j];
+        stage_key[staged] = key;
+        stage_start[staged] = position + j;
+        staged += is_run_boundary(previous, key) ? 1 : 0;
+        previous = key;
+        if (staged == kStage) {  // all but the last go out; it moves to the front
+          emit(kStage - 1, stage_start[kStage - 1]);
+          stage_key[0] = stage_key[kStage - 1];
+          stage_start[0] = stage_start[kStage - 1];
+          staged = 1;
+        }
       }
     }
   });
