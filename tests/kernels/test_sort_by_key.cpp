@@ -121,6 +121,36 @@ TEST_P(SortByKeyTest, VaryingBitWidthsAroundTheOneWordLimit) {
   expect_matches_reference(device(), shifted, "low bits constant");
 }
 
+// Large inputs: one pass on the top digit, then each bucket by the low digits, in
+// one thread's cache or, for a big bucket, with all threads.
+TEST_P(SortByKeyTest, LargeInputsAcrossBucketSizes) {
+  auto rng = rng_for(17);
+  const int64_t n = 300000;
+  expect_matches_reference(device(), uniform_keys<int64_t>(rng, n, 0, (1 << 20) - 1), "20 bits: one low pass");
+  expect_matches_reference(device(), uniform_keys<int64_t>(rng, n, 0, (int64_t{1} << 40) - 1),
+                           "40 bits: several low passes");
+  expect_matches_reference(device(), uniform_keys<int32_t>(rng, n, -(1 << 30), 1 << 30), "int32, negative too");
+  expect_matches_reference(device(), uniform_keys<int64_t>(rng, n, std::numeric_limits<int64_t>::lowest(),
+                                                           std::numeric_limits<int64_t>::max()),
+                           "full-range int64 pairs");
+  // Skew: most keys share the top digit (a big bucket sorted by all threads), the
+  // rest spread out; and a few tiny buckets (0 and 1 items).
+  auto skewed = uniform_keys<int64_t>(rng, n, 0, (1 << 22) - 1);
+  for (int64_t i = 0; i < n; i += 3) skewed[i] = 5000 + static_cast<int64_t>(rng() % 2000);
+  for (int64_t i = 0; i < n; i += 7) skewed[i] = 5000 + static_cast<int64_t>(rng() % 2000) + (int64_t{1} << 30);
+  skewed[17] = int64_t{1} << 34;
+  expect_matches_reference(device(), skewed, "skewed top digit, 35 bits");
+  auto hub = uniform_keys<uint32_t>(rng, n, 0, 99999);
+  for (int64_t i = 0; i < n; i += 2) hub[i] = 4242;  // one hub holds half the keys
+  expect_matches_reference(device(), hub, "one hub");
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 3}) {
+    omp_set_num_threads(threads);
+    expect_matches_reference(device(), skewed, "skewed, threads=" + std::to_string(threads));
+  }
+  omp_set_num_threads(saved);
+}
+
 TEST_P(SortByKeyTest, ExtremesAndDegenerateInputs) {
   const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
   expect_matches_reference(device(), std::vector<int64_t>{hi, lo, 0, -1, 1, lo, hi, -1}, "int64 extremes");

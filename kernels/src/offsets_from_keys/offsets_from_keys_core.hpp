@@ -54,8 +54,8 @@ EW_HD_INLINE int64_t boundaries_before(const K* keys, int64_t num_keys, int64_t 
 // per key (no data-dependent branch to mispredict at every run), and only
 // offsets[s0, s1) is touched even for unsorted keys, so slices never overlap.
 template <class K>
-EW_HD_INLINE void write_offsets(const K* __restrict keys, int64_t num_keys, int64_t segments, int64_t begin,
-                                int64_t end, int64_t* __restrict offsets) {
+EW_HD_INLINE void write_offsets(const K* __restrict__ keys, int64_t num_keys, int64_t segments, int64_t begin,
+                                int64_t end, int64_t* __restrict__ offsets) {
   const int64_t s0 = boundaries_before(keys, num_keys, segments, begin);
   const int64_t s1 = boundaries_before(keys, num_keys, segments, end);
   if (s0 == s1) return;

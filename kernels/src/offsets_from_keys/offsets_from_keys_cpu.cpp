@@ -13,6 +13,7 @@ namespace edgewise::offsets_detail {
 
 namespace {
 constexpr int64_t kSerialBelow = int64_t{1} << 15;  // smaller inputs: one thread, no fork/join
+constexpr int64_t kSpan = 1024;                     // keys checked per vectorised step
 
 int threads_for(int64_t items) { return items < kSerialBelow ? 1 : omp_get_max_threads(); }
 
@@ -30,11 +31,21 @@ int64_t first_bad_key_cpu(VectorView<const K> keys, int64_t segments) {
   {
     const int64_t team = omp_get_num_threads(), t = omp_get_thread_num();
     const int64_t end = slice_begin(n, team, t + 1);
-    for (int64_t i = slice_begin(n, team, t); i < end; ++i) {
-      if (key_status(keys.data, i, segments) != KeyStatus::Ok) {
-        first = i;
-        break;
-      }
+    // Spans are checked with a vectorised any-bad reduction; only a bad span is
+    // searched for its first bad key, with the shared test.
+    for (int64_t i0 = slice_begin(n, team, t); i0 < end; i0 += kSpan) {
+      const int64_t i1 = std::min(end, i0 + kSpan);
+      const K* k = keys.data;
+      // As unsigned, a negative key is huge: one compare checks both ends of [0, S).
+      const auto limit = static_cast<uint64_t>(segments);
+      int bad = 0;
+      for (int64_t i = i0; i < i1; ++i) bad |= static_cast<uint64_t>(static_cast<int64_t>(k[i])) >= limit;
+      for (int64_t i = std::max<int64_t>(i0, 1); i < i1; ++i) bad |= k[i] < k[i - 1];
+      if (!bad) continue;
+      int64_t i = i0;
+      while (key_status(k, i, segments) == KeyStatus::Ok) ++i;
+      first = i;
+      break;
     }
   }
   return first < n ? first : -1;

@@ -35,30 +35,25 @@ void for_each_piece(const ChunkedKeys<K>& keys, int64_t begin, int64_t end, cons
   }
 }
 
-// Run starts in [begin, end); `first` gets the position of the first (or stays unchanged).
+// Run starts in [begin, end); `first` gets the position of the first (or stays
+// unchanged). A piece's first key is tested with run_starts_at (the shared test
+// that looks back across chunk seams and empty chunks, as every CUDA thread does);
+// the others compare with their neighbour in a loop the compiler vectorises.
 template <class K>
 int64_t count_run_starts(const ChunkedKeys<K>& keys, int64_t begin, int64_t end, int64_t& first) {
-  if (begin >= end) return 0;
   int64_t count = 0;
-  if (run_starts_at(keys, begin)) {
-    count = 1;
-    first = begin;
-  }
-  K previous = keys.at(begin);
-  for_each_piece(keys, begin + 1, end, [&](int64_t position, const K* p, int64_t n) {
-    int64_t here = is_run_boundary(previous, p[0]) ? 1 : 0;
+  for_each_piece(keys, begin, end, [&](int64_t position, const K* p, int64_t n) {
+    int64_t here = run_starts_at(keys, position) ? 1 : 0;
     for (int64_t j = 1; j < n; ++j) here += is_run_boundary(p[j - 1], p[j]) ? 1 : 0;
     if (count == 0 && here > 0) {  // this block's first run start lies in this piece
-      K before = previous;
-      for (int64_t j = 0; j < n; before = p[j], ++j) {
-        if (is_run_boundary(before, p[j])) {
-          first = position + j;
-          break;
+      int64_t j = 0;
+      if (!run_starts_at(keys, position)) {
+        for (j = 1; !is_run_boundary(p[j - 1], p[j]); ++j) {
         }
       }
+      first = position + j;
     }
     count += here;
-    previous = p[n - 1];
   });
   return count;
 }
@@ -69,16 +64,17 @@ int64_t count_run_starts(const ChunkedKeys<K>& keys, int64_t begin, int64_t end,
 // Run starts are staged branch-free (every key is written to the next stage slot,
 // which advances only at a boundary), so runs at irregular distances cost no
 // mispredicted branch; the stage goes out when full. The last staged run is held
-// back because its length needs the next start.
+// back because its length needs the next start. Spans without a boundary (found by
+// a vectorised compare) are skipped, so long runs cost one streaming read.
 template <bool kLengths, class K>
 void place_runs(const ChunkedKeys<K>& keys, int64_t begin, int64_t end, int64_t run, int64_t next_start,
                 K* __restrict values, int64_t* __restrict lengths) {
-  if (begin >= end) return;
   constexpr int kStage = 256;
+  constexpr int64_t kSpan = 64;
   K stage_key[kStage];
   int64_t stage_start[kStage];
   int staged = 0;
-  // Emits staged runs [0, count); the one after them (if staged) gives the last end.
+  // Emits staged runs [0, count); `end_of_last` is where the last of them ends.
   auto emit = [&](int count, int64_t end_of_last) {
     for (int q = 0; q < count; ++q) values[run + q] = stage_key[q];
     if constexpr (kLengths) {
@@ -87,25 +83,26 @@ void place_runs(const ChunkedKeys<K>& keys, int64_t begin, int64_t end, int64_t 
     }
     run += count;
   };
-  K previous = keys.at(begin);
-  if (run_starts_at(keys, begin)) {
-    stage_key[0] = previous;
-    stage_start[0] = begin;
-    staged = 1;
-  }
-  for_each_piece(keys, begin + 1, end, [&](int64_t position, const K* p, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) {
-      const K key = p[j];
-      stage_key[staged] = key;
-      stage_start[staged] = position + j;
-      staged += is_run_boundary(previous, key) ? 1 : 0;
-      previous = key;
-      if (staged == kStage) {  // all but the last go out; it moves to the front
-        emit(kStage - 1, stage_start[kStage - 1]);
-        stage_key[0] = stage_key[kStage - 1];
-        stage_start[0] = stage_start[kStage - 1];
-        staged = 1;
-      }
+  // Stages key j of piece p (at global `position`) if `boundary`.
+  auto stage = [&](const K* p, int64_t position, int64_t j, bool boundary) {
+    stage_key[staged] = p[j];
+    stage_start[staged] = position + j;
+    staged += boundary ? 1 : 0;
+    if (staged == kStage) {  // all but the last go out; it moves to the front
+      emit(kStage - 1, stage_start[kStage - 1]);
+      stage_key[0] = stage_key[kStage - 1];
+      stage_start[0] = stage_start[kStage - 1];
+      staged = 1;
+    }
+  };
+  for_each_piece(keys, begin, end, [&](int64_t position, const K* p, int64_t n) {
+    stage(p, position, 0, run_starts_at(keys, position));
+    for (int64_t j0 = 1; j0 < n; j0 += kSpan) {
+      const int64_t j1 = std::min(n, j0 + kSpan);
+      int any = 0;
+      for (int64_t j = j0; j < j1; ++j) any |= is_run_boundary(p[j - 1], p[j]) ? 1 : 0;
+      if (!any) continue;
+      for (int64_t j = j0; j < j1; ++j) stage(p, position, j, is_run_boundary(p[j - 1], p[j]));
     }
   });
   emit(staged, next_start);

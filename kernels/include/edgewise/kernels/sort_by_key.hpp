@@ -26,8 +26,8 @@ namespace edgewise {
 // All views must live on ctx.device(); outputs must not overlap the input or each
 // other. Arguments are checked before anything is written; a bad one throws
 // std::invalid_argument naming it and leaves the outputs exactly as they were.
-// Scratch: about 2 E x 8 bytes (more when keys have many varying bits and E is huge)
-// from ctx.scratch.
+// Scratch (ctx.scratch): up to 2 x E x 8 bytes on CPU (x 16 when the varying key
+// bits and the bits of an index exceed 64); on CUDA E x 8 bytes plus CUB's storage.
 template <class K>
 void sort_by_key(VectorView<const K> keys, VectorView<K> sorted_keys, VectorView<int64_t> permutation, Context& ctx);
 
