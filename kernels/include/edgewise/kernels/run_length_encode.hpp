@@ -33,7 +33,8 @@ namespace edgewise {
 // device views; R is read back to the host). Outputs must not overlap the keys or
 // each other. A capacity below R throws std::invalid_argument naming it, before
 // anything is written, as does any other bad argument; outputs are then left exactly
-// as they were. Scratch (CUDA): N x 8 bytes plus CUB's temporary storage.
+// as they were. Scratch (ctx.scratch): about N / 8 x (sizeof(K) + 8) bytes on CPU,
+// N x 8 bytes plus CUB's temporary storage on CUDA.
 template <class K>
 int64_t run_length_encode(std::span<const VectorView<const K>> chunks, VectorView<K> values,
                           VectorView<int64_t> lengths, Context& ctx);
