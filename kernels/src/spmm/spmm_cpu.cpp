@@ -4,12 +4,13 @@
 // prefetches the gathered rows kPrefetchEdges edges ahead, and the feature width is a
 // compile-time constant for the common widths (the accumulators stay in registers).
 // Each destination row is reduced by one thread in edge order: outputs need no
-// atomics, and the summation order never depends on the thread count. Threads take
-// contiguous row ranges of equal cost (edges + a per-row overhead) found by binary
-// search on the offsets, so skewed degrees balance by edges, not rows. Rows longer
-// than a fixed piece (in elements) are cut into pieces reduced in parallel and merged
-// in piece order — a hub cannot serialise one thread, and because the piece size is
-// fixed the result stays bitwise identical at any thread count.
+// atomics, and the summation order never depends on the thread count. The rows are cut
+// into contiguous chunks of equal cost (edges + a per-row overhead, found by binary
+// search on the offsets), so skewed degrees balance by edges, not rows; threads take
+// chunks dynamically. Rows longer than a fixed piece (in elements) are cut into pieces
+// reduced in parallel and merged in piece order — a hub cannot serialise one thread,
+// and because the piece size is fixed the result stays bitwise identical at any
+// thread count.
 #include <omp.h>
 
 #include <algorithm>
@@ -26,6 +27,8 @@ namespace {
 
 constexpr int64_t kCpuPieceElements = int64_t{1} << 18;  // a hub piece: ~1 MB of float messages
 constexpr int64_t kRowCostEdges = 2;                     // per-row overhead, in edges, for balancing
+constexpr int64_t kChunksPerThread = 8;                  // row chunks per thread in the dynamic pool
+constexpr int64_t kMinChunkCost = int64_t{1} << 14;      // edges (+ row overhead) per chunk, at least
 constexpr int64_t kPrefetchEdges = 20;                   // how far ahead gathered rows are prefetched
 constexpr uintptr_t kLine = 64;
 // Below this many gathered elements one thread does the work: a parallel region costs
@@ -81,10 +84,10 @@ Hubs find_hubs(const int64_t* off, int64_t rows, int64_t piece_edges) {
   return hubs;
 }
 
-// Rows [first, last) of thread t of `threads`: contiguous, of about equal cost (edges of
+// Rows [first, last) of chunk k of `chunks`: contiguous, of about equal cost (edges of
 // rows that are not hubs + kRowCostEdges per row; hub edges go to the pieces).
-std::pair<int64_t, int64_t> thread_rows(const int64_t* off, int64_t rows, const Hubs& hubs, int64_t t,
-                                        int64_t threads) {
+std::pair<int64_t, int64_t> chunk_rows(const int64_t* off, int64_t rows, const Hubs& hubs, int64_t k,
+                                       int64_t chunks) {
   auto cost = [&](int64_t s) {  // nondecreasing in s
     const int64_t hubs_before = lower_bound_index(hubs.rows.data(), 0, hubs.count(), s);
     return off[s] - hubs.edges_before[hubs_before] + s * kRowCostEdges;
@@ -102,10 +105,18 @@ std::pair<int64_t, int64_t> thread_rows(const int64_t* off, int64_t rows, const 
     }
     return lo;
   };
-  const int64_t first = t == 0 ? 0 : first_row_at(total / threads * t + std::min(t, total % threads));
-  const int64_t last =
-      t + 1 == threads ? rows : first_row_at(total / threads * (t + 1) + std::min(t + 1, total % threads));
+  const int64_t first = k == 0 ? 0 : first_row_at(total / chunks * k + std::min(k, total % chunks));
+  const int64_t last = k + 1 == chunks ? rows : first_row_at(total / chunks * (k + 1) + std::min(k + 1, total % chunks));
   return {first, last};
+}
+
+// How many row chunks: a few per thread (so the dynamic schedule can even out threads
+// that run slower, e.g. on a shared machine), none smaller than kMinChunkCost.
+int64_t chunk_count(const int64_t* off, int64_t rows, const Hubs& hubs, bool parallel) {
+  if (!parallel) return 1;
+  const int64_t cost = off[rows] - hubs.edges_before.back() + rows * kRowCostEdges;
+  const int64_t wanted = static_cast<int64_t>(omp_get_max_threads()) * kChunksPerThread;
+  return std::clamp<int64_t>(cost / kMinChunkCost, 1, wanted);
 }
 
 template <class T, ReduceOp Op, bool kArg, bool kScaled, int W, class Source>
@@ -195,36 +206,37 @@ struct GatherReduceCpu {
     }
 
     const bool parallel = (off[S] + S) * C >= kParallelMinElements;
+    const int64_t chunks = chunk_count(off, S, hubs, parallel);
 #pragma omp parallel if (parallel)
     {
       // Generic-width accumulators, one buffer per thread (compile-time widths use registers).
       std::vector<Acc> heap_acc(W > 0 ? 0 : C);
       std::vector<int64_t> heap_arg(W > 0 || !kArg ? 0 : C);
 
-      // Phase 1: the thread's own rows (hubs skipped); no barrier before phase 2, so
-      // threads that finish early start on the hub pieces.
-      const auto [first, last] =
-          thread_rows(off, S, hubs, omp_get_thread_num(), omp_get_num_threads());
-      const int64_t prefetch_end = off[last];
-      for (int64_t s = first; s < last; ++s) {
-        const int64_t count = off[s + 1] - off[s];
-        if (count > piece_edges) continue;
-        reduce_row(source, C, off[s], off[s + 1], prefetch_end, dest.out + s * C, kArg ? dest.arg + s * C : nullptr,
-                   heap_acc.data(), heap_arg.data());
-      }
-
-      // Phase 2: hub pieces, each folded into its own partial.
+      // Row chunks and hub pieces in one dynamic pool: no thread waits for a slow one
+      // while work is left. Each piece folds into its own partial.
 #pragma omp for schedule(dynamic, 1)
-      for (int64_t p = 0; p < total_pieces; ++p) {
-        int64_t position = 0, rank = 0;
-        locate_piece(hubs.piece_start.data(), hub_count, p, position, rank);
-        const int64_t s = hubs.rows[position];
-        const int64_t begin = off[s] + rank * piece_edges;
-        const int64_t end = std::min(off[s + 1], begin + piece_edges);
-        reduce_piece(source, C, begin, end, piece_acc + p * C, kArg ? piece_arg + p * C : nullptr);
+      for (int64_t item = 0; item < chunks + total_pieces; ++item) {
+        if (item < chunks) {
+          const auto [first, last] = chunk_rows(off, S, hubs, item, chunks);
+          const int64_t prefetch_end = off[last];
+          for (int64_t s = first; s < last; ++s) {
+            if (off[s + 1] - off[s] > piece_edges) continue;  // a hub: done in pieces
+            reduce_row(source, C, off[s], off[s + 1], prefetch_end, dest.out + s * C,
+                       kArg ? dest.arg + s * C : nullptr, heap_acc.data(), heap_arg.data());
+          }
+        } else {
+          const int64_t p = item - chunks;
+          int64_t position = 0, rank = 0;
+          locate_piece(hubs.piece_start.data(), hub_count, p, position, rank);
+          const int64_t s = hubs.rows[position];
+          const int64_t begin = off[s] + rank * piece_edges;
+          const int64_t end = std::min(off[s + 1], begin + piece_edges);
+          reduce_piece(source, C, begin, end, piece_acc + p * C, kArg ? piece_arg + p * C : nullptr);
+        }
       }
 
-      // Phase 3: merge each hub's partials in piece order.
+      // Then each hub's partials merge in piece order.
 #pragma omp for schedule(static)
       for (int64_t i = 0; i < hub_count; ++i) {
         const int64_t s = hubs.rows[i];
@@ -273,13 +285,15 @@ template <bool kArg, class T, class I>
 void weight_backward_rows(const int64_t* off, int64_t rows, int64_t E, const I* indices, const T* x,
                           const T* grad_out, const int64_t* arg, int64_t cols, bool mean, T* grad_w) {
   const int64_t row_bytes = cols * static_cast<int64_t>(sizeof(T));
-  // Equal edge ranges per thread; each finds its first row once, then walks the offsets.
-#pragma omp parallel if (E * cols >= kParallelMinElements)
-  {
-    const int64_t threads = omp_get_num_threads();
-    const int64_t t = omp_get_thread_num();
-    const int64_t begin = E / threads * t + std::min(t, E % threads);
-    const int64_t end = E / threads * (t + 1) + std::min(t + 1, E % threads);
+  // Equal edge ranges, taken dynamically; each finds its first row once, then walks the
+  // offsets. Every grad_w[e] is one thread's fixed-order dot product.
+  const bool parallel = E * cols >= kParallelMinElements;
+  const int64_t chunks =
+      parallel ? std::clamp<int64_t>(E / kMinChunkCost, 1, omp_get_max_threads() * kChunksPerThread) : 1;
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (int64_t k = 0; k < chunks; ++k) {
+    const int64_t begin = E / chunks * k + std::min(k, E % chunks);
+    const int64_t end = E / chunks * (k + 1) + std::min(k + 1, E % chunks);
     int64_t v = begin < end ? upper_bound_index(off, 0, rows + 1, begin) - 1 : 0;
     for (int64_t e = begin; e < end; ++e) {
       while (off[v + 1] <= e) ++v;
