@@ -25,7 +25,7 @@ Variable::Variable(Tensor value, bool requires_grad, std::string name) : impl_(s
 void Variable::accumulate_grad(const Tensor& g) {
   if (!requires_grad()) return;
   EW_REQUIRE(g.rows() == rows() && g.cols() == cols(), "autograd: gradient ", g.shape_str(), " for a value of shape ",
-             value().shape_str(), name().empty() ? "" : " (", name(), name().empty() ? "" : ")");
+             value().shape_str(), " (variable '", name(), "')");
   if (!impl_->grad.defined()) {
     impl_->grad = g.clone();  // g may be shared with another input's gradient
   } else {

@@ -8,7 +8,7 @@ namespace edgewise::gnn::ops {
 
 namespace {
 
-[[noreturn]] void built_without_cuda(const char* op) {
+[[noreturn, maybe_unused]] void built_without_cuda(const char* op) {
   detail::throw_invalid_argument(op, ": edgewise was built without CUDA");
 }
 

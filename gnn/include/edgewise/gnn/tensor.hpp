@@ -91,7 +91,7 @@ class BasicTensor {
     t.cols_ = cols;
     return t;
   }
-  std::string shape_str() const { return "[" + std::to_string(rows_) + ", " + std::to_string(cols_) + "]"; }
+  std::string shape_str() const { return detail::concat("[", rows_, ", ", cols_, "]"); }
 
  private:
   static int64_t checked_numel(int64_t rows, int64_t cols) {
