@@ -27,6 +27,11 @@ from ._edgewise import (  # noqa: F401
     Graph,
     train,
 )
+from ._edgewise import (  # noqa: F401
+    LayerwiseSampler,
+    NeighborSampler,
+    SeedSampler,
+)
 
 __all__ = [
     "__version__",
@@ -48,4 +53,7 @@ __all__ = [
     "rmat_graph",
     "Graph",
     "train",
+    "LayerwiseSampler",
+    "NeighborSampler",
+    "SeedSampler",
 ]

@@ -16,6 +16,7 @@ void register_datasets(py::module_& m);
 void register_scatter_reduce(py::module_& m);
 void register_galloping_search(py::module_& m);
 void register_engine(py::module_& m);
+void register_samplers(py::module_& m);
 }  // namespace edgewise::python
 
 PYBIND11_MODULE(_edgewise, m) {
@@ -33,4 +34,5 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_scatter_reduce(m);
   edgewise::python::register_galloping_search(m);
   edgewise::python::register_engine(m);
+  edgewise::python::register_samplers(m);
 }
