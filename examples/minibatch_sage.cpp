@@ -1,6 +1,6 @@
 // Minibatch GraphSAGE with neighbour sampling (NeighborSampler blocks, full-batch
 // evaluation): prints epoch, loss, accuracies and batches/s.
-//   minibatch_sage [dataset=auto] [epochs=20] [batch=256] [fanouts=10,25] [seeds=shuffle|loss] [device=cpu]
+//   minibatch_sage [dataset=auto] [epochs=50] [batch=32] [fanouts=10,25] [seeds=shuffle|loss] [device=cpu]
 // dataset: a name in the data directory (cora, citeseer, ...), a path, 'synthetic', or
 // 'auto' (cora when $EDGEWISE_DATA_DIR has it, else the synthetic graph).
 #include <cstdio>
@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
   auto arg = [&](int i, const char* fallback) { return std::string(argc > i ? argv[i] : fallback); };
   const std::string spec = arg(1, "auto");
   MiniBatchTrainerOptions options;
-  options.epochs = std::stoll(arg(2, "20"));
-  options.batch_size = std::stoll(arg(3, "256"));
+  options.epochs = std::stoll(arg(2, "50"));
+  options.batch_size = std::stoll(arg(3, "32"));
   options.fanouts.clear();
   std::stringstream fanouts(arg(4, "10,25"));
   for (std::string f; std::getline(fanouts, f, ',');) options.fanouts.push_back(std::stoll(f));
