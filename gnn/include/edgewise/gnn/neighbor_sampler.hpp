@@ -89,9 +89,11 @@ struct NeighborSamplerOptions {
 // finds its local id by galloping_search over the sorted unique ids (queries
 // ascending within each destination's list).
 //
-// Sampling runs on the host with OpenMP over the destination nodes (a host copy of the
-// CSR is kept when the graph lives on a GPU); blocks are delivered on the graph's
-// device (or options.device).
+// Sampling runs on the host with OpenMP over the destination nodes; blocks are
+// delivered on the graph's device (or options.device). The sampler keeps a host CSR
+// whose rows list sources in ascending id: the graph itself when it is on the host
+// with sorted rows (datasets usually are), else a copy. sample() is const and may be
+// called from several threads at once (each with its own Generator).
 class NeighborSampler {
  public:
   // Throws std::invalid_argument for an empty fanout list or an entry that is 0 or < -1.
