@@ -31,6 +31,11 @@ from ._edgewise import (  # noqa: F401
     spmm_backward,
     spmm_weight_backward,
 )
+from ._edgewise import (  # noqa: F401
+    LayerwiseSampler,
+    NeighborSampler,
+    SeedSampler,
+)
 
 __all__ = [
     "__version__",
@@ -56,4 +61,7 @@ __all__ = [
     "spmm_arg_backward",
     "spmm_backward",
     "spmm_weight_backward",
+    "LayerwiseSampler",
+    "NeighborSampler",
+    "SeedSampler",
 ]

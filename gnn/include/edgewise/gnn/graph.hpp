@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "edgewise/gnn/tensor.hpp"
@@ -39,6 +40,13 @@ class Graph {
                         const std::vector<float>& edge_weight = {});
   // From edge_index [2, E] (row 0 = source, row 1 = destination), PyG's layout.
   static Graph from_edge_index(const IndexTensor& edge_index, int64_t num_nodes, const Tensor& edge_weight = Tensor());
+  // From a CSR by destination that is already built (host data): offsets [N + 1]
+  // (offsets[0] == 0, nondecreasing, offsets[N] == E), sources [E] in [0, N), optional
+  // edge weights [E] (finite), placed on `device`. No sort: CSR edge k is input edge k
+  // (edge_ids() is the identity). Throws std::invalid_argument naming the first bad
+  // position. Samplers build their blocks this way (graph_from_csr.cpp).
+  static Graph from_csr(std::span<const int64_t> offsets, std::span<const int32_t> sources,
+                        std::span<const float> edge_weight = {}, Device device = Device::cpu());
 
   bool defined() const noexcept { return impl_ != nullptr; }
   // Identifies the underlying storage (copies of a Graph share it): layers key caches by it.

@@ -1,0 +1,92 @@
+// Minibatch GraphSAGE: a SAGEConv stack that runs on NeighborSampler blocks for
+// training and on the full graph for evaluation, and the loop that trains it
+// (shuffled or loss-prioritised seed batches, full-batch evaluation).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "edgewise/gnn/importance_sampler.hpp"
+#include "edgewise/gnn/minibatch.hpp"
+#include "edgewise/gnn/models.hpp"
+#include "edgewise/gnn/neighbor_sampler.hpp"
+#include "edgewise/gnn/trainer.hpp"
+
+namespace edgewise::gnn {
+
+// GraphSAGE with config.layers SAGEConvs (config.kind is ignored), dropout on the
+// input and between layers, ReLU between layers — the same parameters whether it
+// runs on blocks or on the whole graph.
+class MiniBatchSAGE : public NodeClassifier {
+ public:
+  MiniBatchSAGE(const ModelConfig& config, Generator& generator, Device device = Device::cpu());
+
+  // Full graph: logits [N, out_features] (evaluation, or full-batch training).
+  Variable forward(const Graph& graph, const NodeFeatures& x, Generator& generator) override;
+  // Blocks: x holds the features of batch.input_nodes (FeatureGatherer); layer l runs on
+  // batch.blocks[l] and keeps its destination rows, so the result is [B, out_features]
+  // for batch.seed_nodes in order. batch.num_layers() must equal the layer count.
+  Variable forward(const MiniBatch& batch, const NodeFeatures& x, Generator& generator);
+
+  int64_t num_layers() const { return static_cast<int64_t>(convs_.size()); }
+  std::vector<Variable> parameters() const override;
+  std::string describe() const override;
+
+ private:
+  ModelConfig config_;
+  std::vector<std::unique_ptr<SAGEConv>> convs_;
+};
+
+// How seed batches are formed each epoch.
+enum class SeedOrder {
+  // A fresh permutation of the training nodes per epoch (Philox keys, sort_by_key),
+  // cut into batches: every node once per epoch; plain mean loss.
+  Shuffle,
+  // SeedSampler over the training nodes with priority (loss + eps)^alpha, updated from
+  // each batch's per-node losses; the loss is importance-weighted (unbiased for the
+  // mean training loss); ceil(|train| / batch_size) batches per epoch.
+  LossPrioritized,
+};
+
+struct MiniBatchTrainerOptions {
+  std::vector<int64_t> fanouts{10, 25};  // NeighborSampler order: the last entry samples the seeds' neighbours
+  int64_t batch_size = 512;
+  int64_t epochs = 20;
+  float lr = 0.01f;
+  float weight_decay = 5e-4f;
+  SeedOrder seed_order = SeedOrder::Shuffle;
+  float priority_alpha = 0.6f;  // LossPrioritized: priority = (loss + priority_eps)^alpha
+  float priority_eps = 1e-2f;
+  uint64_t seed = 0;            // sampling, shuffling and dropout streams
+  int64_t eval_every = 1;       // full-batch evaluation every this many epochs (and the last)
+  int64_t patience = 0;         // stop after this many evaluations without a better validation accuracy (0: never)
+  int64_t log_every = 1;        // progress line every this many epochs (0: silent)
+};
+
+struct MiniBatchTrainResult : TrainResult {
+  int64_t batches_per_epoch = 0;
+  double batches_per_second = 0;  // median over epochs (sampling + gather + step)
+  double sampling_fraction = 0;   // share of training time spent sampling blocks
+};
+
+// Trains `model` on data.train_idx with NeighborSampler minibatches and Adam;
+// evaluates full-batch on train/valid/test and keeps the best validation epoch's
+// metrics (EpochRecord::epoch_ms is the training time of the epoch).
+class MiniBatchTrainer {
+ public:
+  MiniBatchTrainer(MiniBatchSAGE& model, const TrainData& data, MiniBatchTrainerOptions options);
+  MiniBatchTrainResult fit();
+  double evaluate(const IndexTensor& rows);
+
+ private:
+  MiniBatchSAGE& model_;
+  const TrainData& data_;
+  MiniBatchTrainerOptions options_;
+  Generator generator_;
+  NeighborSampler sampler_;
+  FeatureGatherer gatherer_;
+  std::vector<int64_t> train_nodes_, labels_;
+};
+
+}  // namespace edgewise::gnn

@@ -1,0 +1,195 @@
+// MiniBatchTrainer: epochs of NeighborSampler minibatches (shuffled or loss-
+// prioritised seeds), Adam steps, full-batch evaluation, model selection.
+#include "edgewise/gnn/minibatch_trainer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "edgewise/gnn/functional.hpp"
+#include "edgewise/gnn/ops.hpp"
+#include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/common/philox.hpp"
+#include "edgewise/kernels/sort_by_key.hpp"
+
+namespace edgewise::gnn {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// A permutation of `nodes` from Philox keys of one generator stream (sort_by_key of
+// the keys, stable, so ties — vanishingly rare — keep their order).
+std::vector<int64_t> shuffled(const std::vector<int64_t>& nodes, uint64_t seed, uint64_t stream) {
+  const int64_t n = static_cast<int64_t>(nodes.size());
+  std::vector<uint32_t> keys(static_cast<size_t>(n)), sorted(static_cast<size_t>(n));
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) keys[i] = philox_block(seed, stream, static_cast<uint64_t>(i)).v[0];
+  sort_by_key<uint32_t>(VectorView<const uint32_t>(keys.data(), n), VectorView<uint32_t>(sorted.data(), n),
+                        VectorView<int64_t>(perm.data(), n), trusted_context(Device::cpu()));
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out[i] = nodes[perm[i]];
+  return out;
+}
+
+float priority_of(float loss, const MiniBatchTrainerOptions& o) {
+  return std::pow(std::max(loss, 0.0f) + o.priority_eps, o.priority_alpha);
+}
+}  // namespace
+
+MiniBatchTrainer::MiniBatchTrainer(MiniBatchSAGE& model, const TrainData& data, MiniBatchTrainerOptions options)
+    : model_(model),
+      data_(data),
+      options_(std::move(options)),
+      generator_(options_.seed),
+      sampler_(data.graph, options_.fanouts),
+      gatherer_(data.features),
+      train_nodes_(data.train_idx.to_host_vector()),
+      labels_(data.labels.to_host_vector()) {
+  constexpr const char* kOp = "MiniBatchTrainer";
+  EW_REQUIRE(options_.epochs >= 1, kOp, ": epochs (", options_.epochs, ") must be >= 1");
+  EW_REQUIRE(options_.batch_size >= 1, kOp, ": batch_size (", options_.batch_size, ") must be >= 1");
+  EW_REQUIRE(options_.eval_every >= 1, kOp, ": eval_every (", options_.eval_every, ") must be >= 1");
+  EW_REQUIRE(!train_nodes_.empty(), kOp, ": the training split of '", data.name, "' is empty");
+  EW_REQUIRE(static_cast<int64_t>(options_.fanouts.size()) == model.num_layers(), kOp, ": ", options_.fanouts.size(),
+             " fanouts for a model of ", model.num_layers(), " layers");
+}
+
+double MiniBatchTrainer::evaluate(const IndexTensor& rows) {
+  NoGradGuard guard;
+  model_.eval();
+  Variable logits = model_.forward(data_.graph, data_.features, generator_);
+  model_.train();
+  return ops::accuracy(logits.value(), data_.labels, rows);
+}
+
+MiniBatchTrainResult MiniBatchTrainer::fit() {
+  AdamOptions adam;
+  adam.lr = options_.lr;
+  Adam optimizer(model_.param_groups(options_.weight_decay), adam);
+  const int64_t n_train = static_cast<int64_t>(train_nodes_.size());
+  const int64_t B = std::min(options_.batch_size, n_train);
+  const int64_t batches = (n_train + B - 1) / B;
+  std::unique_ptr<SeedSampler> seeds;
+  if (options_.seed_order == SeedOrder::LossPrioritized) {
+    seeds = std::make_unique<SeedSampler>(SeedSampler::uniform(data_.graph.num_nodes(), train_nodes_));
+  }
+
+  MiniBatchTrainResult result;
+  result.batches_per_epoch = batches;
+  std::vector<double> rates;
+  double sample_seconds = 0, train_seconds = 0;
+  double best_valid = -1, best_valid_loss = 1e300;
+  int64_t since_best = 0;
+  const auto start = Clock::now();
+  for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+    EpochRecord rec;
+    rec.epoch = epoch;
+    model_.train();
+    const auto t0 = Clock::now();
+    const std::vector<int64_t> order =
+        seeds ? std::vector<int64_t>{} : shuffled(train_nodes_, generator_.seed(), generator_.next_stream());
+    double loss_sum = 0, epoch_sample_seconds = 0;
+    for (int64_t b = 0; b < batches; ++b) {
+      // The batch's seeds and their loss weights.
+      std::vector<int64_t> batch_nodes;
+      std::vector<float> weights;
+      if (seeds) {
+        const SeedBatch sb = seeds->sample(B, philox_block(generator_.seed(), generator_.next_stream(), 0).v[0]);
+        batch_nodes = sb.nodes;
+        weights = sb.weights;
+      } else {
+        const int64_t lo = b * B, hi = std::min(n_train, lo + B);
+        batch_nodes.assign(order.begin() + lo, order.begin() + hi);
+        weights.assign(batch_nodes.size(), 1.0f / static_cast<float>(batch_nodes.size()));
+      }
+      const auto s0 = Clock::now();
+      const MiniBatch mb = sampler_.sample(batch_nodes, generator_);
+      const NodeFeatures x = gatherer_.gather(mb.input_nodes);
+      epoch_sample_seconds += seconds_between(s0, Clock::now());
+
+      std::vector<int64_t> batch_labels(batch_nodes.size());
+      for (size_t i = 0; i < batch_nodes.size(); ++i) batch_labels[i] = labels_[batch_nodes[i]];
+      optimizer.zero_grad();
+      Variable logits = model_.forward(mb, x, generator_);
+      std::vector<float> per_node;
+      Variable loss = weighted_cross_entropy(logits, batch_labels, weights, seeds ? &per_node : nullptr);
+      loss.backward();
+      optimizer.step();
+      loss_sum += loss.value().to_host_vector()[0];
+      if (seeds) {
+        std::vector<float> priority(per_node.size());
+        for (size_t i = 0; i < per_node.size(); ++i) priority[i] = priority_of(per_node[i], options_);
+        seeds->update_priorities(batch_nodes, priority);
+      }
+    }
+    synchronize(data_.labels.device());
+    const double epoch_seconds = seconds_between(t0, Clock::now());
+    rec.epoch_ms = epoch_seconds * 1e3;
+    rec.loss = loss_sum / static_cast<double>(batches);
+    rates.push_back(static_cast<double>(batches) / epoch_seconds);
+    sample_seconds += epoch_sample_seconds;
+    train_seconds += epoch_seconds;
+
+    const bool evaluate_now = epoch % options_.eval_every == 0 || epoch == options_.epochs;
+    if (evaluate_now) {
+      NoGradGuard guard;
+      model_.eval();
+      const Tensor scores = model_.forward(data_.graph, data_.features, generator_).value();
+      model_.train();
+      rec.train_acc = ops::accuracy(scores, data_.labels, data_.train_idx);
+      rec.valid_acc = data_.valid_idx.numel() ? ops::accuracy(scores, data_.labels, data_.valid_idx) : 0.0;
+      rec.test_acc = data_.test_idx.numel() ? ops::accuracy(scores, data_.labels, data_.test_idx) : 0.0;
+      if (data_.valid_idx.numel()) {
+        Tensor logp(scores.rows(), scores.cols(), scores.device());
+        ops::log_softmax_rows(scores, logp);
+        rec.valid_loss = ops::nll_loss(logp, data_.labels, data_.valid_idx, nullptr);
+      }
+      const bool better =
+          rec.valid_acc > best_valid || (rec.valid_acc == best_valid && rec.valid_loss < best_valid_loss);
+      if (better) {
+        best_valid = rec.valid_acc;
+        best_valid_loss = rec.valid_loss;
+        result.best_epoch = epoch;
+        result.best_valid_acc = rec.valid_acc;
+        result.test_acc = rec.test_acc;
+        result.train_acc = rec.train_acc;
+        since_best = 0;
+      } else {
+        ++since_best;
+      }
+    }
+    result.history.push_back(rec);
+    if (options_.log_every > 0 && (epoch % options_.log_every == 0 || epoch == 1 || epoch == options_.epochs)) {
+      if (evaluate_now) {
+        std::printf("epoch %4lld/%lld  loss %.4f  train %.3f  valid %.3f  test %.3f  %.1f batches/s  (%.0f%% sampling)\n",
+                    static_cast<long long>(epoch), static_cast<long long>(options_.epochs), rec.loss, rec.train_acc,
+                    rec.valid_acc, rec.test_acc, rates.back(), 100.0 * epoch_sample_seconds / epoch_seconds);
+      } else {
+        std::printf("epoch %4lld/%lld  loss %.4f  %.1f batches/s  (%.0f%% sampling)\n",
+                    static_cast<long long>(epoch), static_cast<long long>(options_.epochs), rec.loss, rates.back(),
+                    100.0 * epoch_sample_seconds / epoch_seconds);
+      }
+      std::fflush(stdout);
+    }
+    if (evaluate_now && options_.patience > 0 && since_best >= options_.patience) {
+      result.stopped_early = true;
+      break;
+    }
+  }
+  result.total_seconds = seconds_between(start, Clock::now());
+  std::vector<double> times;
+  for (const EpochRecord& r : result.history) times.push_back(r.epoch_ms);
+  std::sort(times.begin(), times.end());
+  result.epoch_ms_median = times[times.size() / 2];
+  std::sort(rates.begin(), rates.end());
+  result.batches_per_second = rates[rates.size() / 2];
+  result.sampling_fraction = train_seconds > 0 ? sample_seconds / train_seconds : 0.0;
+  return result;
+}
+
+}  // namespace edgewise::gnn
