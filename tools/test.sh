@@ -10,3 +10,6 @@ export PATH="$PATH:/usr/local/cuda/bin"
 cmake --preset ci
 cmake --build --preset ci
 ctest --preset ci "$@"
+# ctest lists skipped tests without saying why; say it once.
+reason=$(build/ci/tests/test_kernels --gtest_filter='*/CUDA' 2>&1 | grep -m1 'CUDA case not run' || true)
+if [ -n "$reason" ]; then echo "gpu-labelled tests were skipped: $reason"; fi
