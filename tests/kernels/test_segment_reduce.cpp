@@ -146,6 +146,24 @@ TEST_P(SegmentReduceTest, NaNPropagatesThroughMinAndMax) {
   expect_matches_reference(device(), values, 1, offsets, ReduceOp::Max, "nan");
 }
 
+// Wide rows take the vector min/max path that notes NaN on the side; scattered NaN
+// (also in a hub cut into pieces, and in the ragged tail rows) must still win.
+TEST_P(SegmentReduceTest, NaNPropagatesInWideRowsAndHubs) {
+  auto rng = rng_for(4242);
+  for (int64_t C : {16, 64, 67}) {
+    std::vector<int64_t> lengths = {0, 1, 3, 7, 33, 130, (int64_t{1} << 20) / C + 77, 5, 0, 2};
+    auto offsets = offsets_from_lengths(lengths);
+    const int64_t M = offsets.back();
+    auto values = random_values<float>(rng, M * C, -50, 50);
+    std::uniform_int_distribution<int64_t> pick(0, M * C - 1);
+    for (int k = 0; k < 40; ++k) values[pick(rng)] = std::numeric_limits<float>::quiet_NaN();
+    values[(offsets[3] + 2) * C + 1] = std::numeric_limits<float>::quiet_NaN();  // a tail row of a 7-row segment
+    for (ReduceOp op : {ReduceOp::Min, ReduceOp::Max}) {
+      expect_matches_reference(device(), values, C, offsets, op, detail::concat("nan C=", C));
+    }
+  }
+}
+
 TEST_P(SegmentReduceTest, IntegerExtremesAndWrappingSums) {
   const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
   const std::vector<int32_t> values = {hi, hi, lo, lo, hi, lo};

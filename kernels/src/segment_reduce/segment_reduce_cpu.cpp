@@ -26,24 +26,47 @@ constexpr int64_t kSegmentCostRows = 2;   // per-segment overhead, in rows, for 
 constexpr int64_t kTileCols = 64;         // column tile for widths not specialised
 
 // Rows fold into kLanes interleaved accumulators: narrow rows otherwise wait on
-// the add latency of one accumulator per column. Lanes merge in a fixed order.
-template <int W>
+// the add (or compare) latency of one accumulator per column. Lanes merge in a
+// fixed order. Min/max get twice the lanes: their chain is longer, and at
+// C = 16 two lanes left a thread at ~0.65 of the copy floor, four reach it.
+template <int W, bool kExtremum>
 constexpr int lanes_for_width() {
-  return (W > 0 && W < 32) ? 32 / W : 1;
+  constexpr int kFloats = kExtremum ? 64 : 32;
+  return (W > 0 && W < kFloats) ? std::min(32, kFloats / W) : 1;
 }
 
 template <class T, ReduceOp Op, bool kArg, int W>
 struct SegmentCpu {
   using R = Reducer<Op, T>;
   using Acc = typename R::Acc;
-  static constexpr int kLanes = lanes_for_width<W>();
+  static constexpr int kLanes = lanes_for_width<W, R::kExtremum>();
+  // Min/max without arg fold with accumulate_skipping_nan and note NaN per column;
+  // a column that saw one is resolved by a rescan (rare), keeping "first NaN wins".
+  static constexpr bool kTrackNan = R::kExtremum && !kArg && std::is_floating_point_v<T>;
   static constexpr int kWidth = W > 0 ? W : static_cast<int>(kTileCols);
 
   // Accumulator state for one column tile, kLanes interleaved copies.
   struct State {
     Acc acc[kLanes][kWidth];
     int64_t arg[kLanes][kWidth];
+    uint32_t nan[kLanes][kWidth];  // as wide as a float lane, so the fold vectorises
   };
+
+  // One row into lane `l` (r: the row's index, for arg).
+  static void fold_row(const T* __restrict row, int64_t w, int64_t r, int l, State& s) {
+    if constexpr (kArg) {
+      for (int64_t j = 0; j < w; ++j) R::accumulate(s.acc[l][j], s.arg[l][j], row[j], r);
+    } else if constexpr (kTrackNan) {
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) {
+        R::accumulate_skipping_nan(s.acc[l][j], row[j]);
+        s.nan[l][j] |= static_cast<uint32_t>(is_nan(row[j]));
+      }
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) R::accumulate(s.acc[l][j], row[j]);
+    }
+  }
 
   // Folds rows [begin, end) of columns [c0, c0 + width) into lane 0 of `s`
   // (after merging the lanes); width == W when W > 0.
@@ -53,32 +76,53 @@ struct SegmentCpu {
     for (int l = 0; l < kLanes; ++l) {
       for (int64_t j = 0; j < w; ++j) {
         s.acc[l][j] = R::identity();
-        s.arg[l][j] = -1;
+        if constexpr (kArg) s.arg[l][j] = -1;
+        if constexpr (kTrackNan) s.nan[l][j] = 0;
       }
     }
     int64_t r = begin;
     for (; r + kLanes <= end; r += kLanes) {
-      for (int l = 0; l < kLanes; ++l) {
-        const T* row = values + (r + l) * cols + c0;
-        if constexpr (kArg) {
-          for (int64_t j = 0; j < w; ++j) R::accumulate(s.acc[l][j], s.arg[l][j], row[j], r + l);
-        } else {
-#pragma omp simd
-          for (int64_t j = 0; j < w; ++j) R::accumulate(s.acc[l][j], row[j]);
+      for (int l = 0; l < kLanes; ++l) fold_row(values + (r + l) * cols + c0, w, r + l, l, s);
+    }
+    for (int l = 0; r < end; ++r, ++l) {  // the tail: fewer than kLanes rows (none when kLanes == 1)
+      fold_row(values + r * cols + c0, w, r, l, s);
+    }
+    if constexpr (kTrackNan) {
+      merge_lanes_tracking_nan(values, cols, c0, w, begin, s);
+    } else {
+      for (int l = 1; l < kLanes; ++l) {
+        for (int64_t j = 0; j < w; ++j) {
+          if constexpr (kArg) {
+            combine(s.acc[0][j], s.arg[0][j], s.acc[l][j], s.arg[l][j]);
+          } else {
+            int64_t no_arg = -1;
+            combine(s.acc[0][j], no_arg, s.acc[l][j], -1);
+          }
         }
       }
     }
-    for (int l = 0; r < end; ++r, ++l) {  // the tail: fewer than kLanes rows (none when kLanes == 1)
-      const T* row = values + r * cols + c0;
-      if constexpr (kArg) {
-        for (int64_t j = 0; j < w; ++j) R::accumulate(s.acc[l][j], s.arg[l][j], row[j], r);
-      } else {
+  }
+
+  // Lanes hold NaN-free extrema here, so they merge with one vector max/min; a
+  // column that saw a NaN takes the first NaN of its rows (what propagation gives).
+  static void merge_lanes_tracking_nan(const T* __restrict values, int64_t cols, int64_t c0, int64_t w,
+                                       int64_t begin, State& s) {
+    for (int l = 1; l < kLanes; ++l) {
 #pragma omp simd
-        for (int64_t j = 0; j < w; ++j) R::accumulate(s.acc[l][j], row[j]);
+      for (int64_t j = 0; j < w; ++j) {
+        R::accumulate_skipping_nan(s.acc[0][j], s.acc[l][j]);
+        s.nan[0][j] |= s.nan[l][j];
       }
     }
-    for (int l = 1; l < kLanes; ++l) {
-      for (int64_t j = 0; j < w; ++j) combine(s.acc[0][j], s.arg[0][j], s.acc[l][j], s.arg[l][j]);
+    uint32_t any_nan = 0;
+#pragma omp simd reduction(| : any_nan)
+    for (int64_t j = 0; j < w; ++j) any_nan |= s.nan[0][j];
+    if (!any_nan) return;
+    for (int64_t j = 0; j < w; ++j) {
+      if (!s.nan[0][j]) continue;
+      int64_t first = begin;
+      while (!is_nan(values[first * cols + c0 + j])) ++first;
+      s.acc[0][j] = values[first * cols + c0 + j];
     }
   }
 
@@ -177,7 +221,11 @@ struct SegmentCpu {
         fold(values.data, C, c0, width, begin, end, st);
         for (int64_t j = 0; j < width; ++j) {
           piece_acc[p * C + c0 + j] = st.acc[0][j];
-          piece_arg[p * C + c0 + j] = st.arg[0][j];
+          if constexpr (kArg) {
+            piece_arg[p * C + c0 + j] = st.arg[0][j];
+          } else {
+            piece_arg[p * C + c0 + j] = -1;
+          }
         }
       }
     }

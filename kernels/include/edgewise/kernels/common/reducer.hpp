@@ -77,6 +77,15 @@ struct Reducer {
     }
   }
 
+  // Extremum fold that skips NaN: one compare-select on the accumulator's chain
+  // (a max/min instruction), so wide CPU loops stay at memory speed. Callers
+  // that use it track NaN on their own (is_nan, off the chain) and restore the
+  // NaN-propagating result afterwards.
+  EW_HD_INLINE static void accumulate_skipping_nan(Acc& acc, T v) {
+    static_assert(kExtremum, "accumulate_skipping_nan is for min and max");
+    acc = (Op == ReduceOp::Max ? v > acc : v < acc) ? v : acc;
+  }
+
   // Fold element `v` of row `row`; rows must arrive in increasing order, and
   // `arg` is -1 while nothing has been folded.
   EW_HD_INLINE static void accumulate(Acc& acc, int64_t& arg, T v, int64_t row) {
