@@ -1,6 +1,9 @@
 // Core types: Device parsing and queries, Buffer ownership and copies, Context scratch.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "edgewise/kernels/common/buffer.hpp"
 #include "edgewise/kernels/common/context.hpp"
 #include "edgewise/kernels/common/device.hpp"
@@ -103,6 +106,37 @@ TEST(MemoryStats, TrackCurrentAndPeakBytes) {
   EXPECT_GE(after.peak_bytes, before.current_bytes + 8000);
   reset_peak_memory(Device::cpu());
   EXPECT_EQ(memory_stats(Device::cpu()).peak_bytes, after.current_bytes);
+}
+
+TEST(MemoryStats, LargeHostBlocksAreReusedAndNotCountedWhileCached) {
+  const char* setting = std::getenv("EDGEWISE_HOST_CACHE");
+  const bool cache_on = !(setting && std::string(setting) == "0");  // the asan preset turns it off
+  empty_host_cache();
+  const std::size_t big = std::size_t{3} << 20;
+  const auto base = memory_stats(Device::cpu());
+  void* first = nullptr;
+  {
+    Buffer<char> a(static_cast<int64_t>(big));
+    first = a.data();
+    a.data()[big - 1] = 7;
+    EXPECT_EQ(memory_stats(Device::cpu()).current_bytes, base.current_bytes + big);
+  }
+  auto cached = memory_stats(Device::cpu());
+  EXPECT_EQ(cached.current_bytes, base.current_bytes) << "a cached block is not live";
+  if (!cache_on) {
+    EXPECT_EQ(cached.cached_bytes, 0u) << "EDGEWISE_HOST_CACHE=0 keeps nothing";
+    return;
+  }
+  EXPECT_GE(cached.cached_bytes, big);
+  {
+    Buffer<char> b(static_cast<int64_t>(big - 100));  // same rounded size: the same block comes back
+    EXPECT_EQ(static_cast<void*>(b.data()), first);
+    EXPECT_EQ(memory_stats(Device::cpu()).cached_bytes, 0u);
+    Buffer<char> c(static_cast<int64_t>(big));  // none left of that size: a fresh block
+    EXPECT_NE(static_cast<void*>(c.data()), first);
+  }
+  empty_host_cache();
+  EXPECT_EQ(memory_stats(Device::cpu()).cached_bytes, 0u);
 }
 }  // namespace
 }  // namespace edgewise::test

@@ -33,6 +33,14 @@ void Variable::accumulate_grad(const Tensor& g) {
   }
 }
 
+void Variable::accumulate_grad(Tensor&& g) {
+  if (requires_grad() && !impl_->grad.defined() && g.sole_owner() && g.rows() == rows() && g.cols() == cols()) {
+    impl_->grad = std::move(g);
+    return;
+  }
+  accumulate_grad(static_cast<const Tensor&>(g));
+}
+
 Variable record(Tensor output, std::shared_ptr<Node> node) {
   bool needs_grad = false;
   if (grad_enabled()) {

@@ -1,6 +1,8 @@
 // Differentiable dense ops: forward with ops::, backward recorded as a Node.
 #include "edgewise/gnn/functional.hpp"
 
+#include <utility>
+
 #include "edgewise/gnn/ops.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
@@ -32,7 +34,7 @@ struct AddBiasNode : Node {
     if (inputs[1].requires_grad()) {
       Tensor gb(1, g.cols(), g.device());
       ops::column_sums(g, gb);
-      inputs[1].accumulate_grad(gb);
+      inputs[1].accumulate_grad(std::move(gb));
     }
   }
 };
@@ -52,7 +54,7 @@ struct ScaleByNode : Node {
     if (inputs[0].requires_grad()) {
       Tensor gx(g.rows(), g.cols(), g.device());
       ops::scale(g, factor, gx);
-      inputs[0].accumulate_grad(gx);
+      inputs[0].accumulate_grad(std::move(gx));
     }
     if (inputs[1].requires_grad()) {
       Tensor prod(g.rows(), g.cols(), g.device());
@@ -60,7 +62,7 @@ struct ScaleByNode : Node {
       Tensor ones = Tensor::full(prod.numel(), 1, 1.0f, g.device());
       Tensor gs(1, 1, g.device());
       ops::matmul(prod.reshape(1, prod.numel()), false, ones, false, gs);
-      inputs[1].accumulate_grad(gs);
+      inputs[1].accumulate_grad(std::move(gs));
     }
   }
 };
@@ -71,7 +73,7 @@ struct ReluNode : Node {
   void backward(const Tensor& g) override {
     Tensor gx(g.rows(), g.cols(), g.device());
     ops::relu_backward(output, g, gx);
-    inputs[0].accumulate_grad(gx);
+    inputs[0].accumulate_grad(std::move(gx));
   }
 };
 
@@ -82,7 +84,7 @@ struct DropoutNode : Node {
   void backward(const Tensor& g) override {
     Tensor gx(g.rows(), g.cols(), g.device());
     ops::dropout_backward(g, p, seed, stream, gx);
-    inputs[0].accumulate_grad(gx);
+    inputs[0].accumulate_grad(std::move(gx));
   }
 };
 
@@ -92,7 +94,7 @@ struct LogSoftmaxNode : Node {
   void backward(const Tensor& g) override {
     Tensor gx(g.rows(), g.cols(), g.device());
     ops::log_softmax_backward(output, g, gx);
-    inputs[0].accumulate_grad(gx);
+    inputs[0].accumulate_grad(std::move(gx));
   }
 };
 
@@ -106,7 +108,7 @@ struct LossNode : Node {
     const float scale = g.to_host_vector()[0];
     Tensor gx(input_grad.rows(), input_grad.cols(), input_grad.device());
     ops::scale(input_grad, scale, gx);
-    inputs[0].accumulate_grad(gx);
+    inputs[0].accumulate_grad(std::move(gx));
   }
 };
 
@@ -116,8 +118,8 @@ struct ConcatNode : Node {
     Tensor ga(inputs[0].rows(), inputs[0].cols(), g.device());
     Tensor gb(inputs[1].rows(), inputs[1].cols(), g.device());
     ops::split_cols(g, ga, gb);
-    inputs[0].accumulate_grad(ga);
-    inputs[1].accumulate_grad(gb);
+    inputs[0].accumulate_grad(std::move(ga));
+    inputs[1].accumulate_grad(std::move(gb));
   }
 };
 
@@ -128,7 +130,7 @@ struct L2NormalizeNode : Node {
   void backward(const Tensor& g) override {
     Tensor gx(g.rows(), g.cols(), g.device());
     ops::l2_normalize_backward(output, norms, eps, g, gx);
-    inputs[0].accumulate_grad(gx);
+    inputs[0].accumulate_grad(std::move(gx));
   }
 };
 

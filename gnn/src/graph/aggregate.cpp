@@ -2,6 +2,7 @@
 // segment_reduce and scatter_reduce (see aggregate.hpp for the strategy model).
 #include "edgewise/gnn/aggregate.hpp"
 
+#include <utility>
 #include <atomic>
 #include <numeric>
 
@@ -62,7 +63,7 @@ struct AggregateNode : Node {
       Tensor grad_w(graph.num_edges(), 1, g.device());
       spmm_weight_backward<float, int32_t>(graph.offsets().view(), graph.sources().view(), inputs[0].value().cview(),
                                            g.cview(), op, arg.cview(), grad_w.flat(), context_for(g.device()));
-      inputs[1].accumulate_grad(grad_w);
+      inputs[1].accumulate_grad(std::move(grad_w));
     }
   }
 };
@@ -88,7 +89,7 @@ struct MessagesNode : Node {
       spmm_backward<float, int32_t>(rows.view(), graph.destinations().view(), edge_ids, {}, g.cview(), op,
                                     graph.offsets().view(), grad_m.view(), ctx);
     }
-    inputs[0].accumulate_grad(grad_m);
+    inputs[0].accumulate_grad(std::move(grad_m));
   }
 };
 

@@ -1,6 +1,8 @@
 // Sparse input features: CSR on a device, its cached transpose, X W and sparse dropout.
 #include "edgewise/gnn/sparse_tensor.hpp"
 
+#include <utility>
+
 #include "edgewise/gnn/ops.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/offsets_from_keys.hpp"
@@ -89,7 +91,7 @@ struct SparseMatmulNode : Node {
     spmm_backward<float, int32_t>(t.offsets.view(), t.destinations.view(), t.edge_ids.view(), x.values().cflat(),
                                   g.cview(), ReduceOp::Sum, x.offsets().view(), grad_w.view(),
                                   trusted_context(g.device()));
-    inputs[0].accumulate_grad(grad_w);
+    inputs[0].accumulate_grad(std::move(grad_w));
   }
 };
 }  // namespace

@@ -20,14 +20,35 @@ class DropoutMask {
     return uniform_float(block.v[i & 3]) >= p_;
   }
   EW_HD_INLINE float apply(float x, int64_t i) const { return keep(i) ? x * scale_ : 0.0f; }
+  // x kept (scaled) or dropped by the uniform draw in `bits`.
+  EW_HD_INLINE float select(uint32_t bits, float x) const { return uniform_float(bits) >= p_ ? x * scale_ : 0.0f; }
 
   // Elements [4 b, min(4 b + 4, n)) from one Philox block (the fast path).
   EW_HD_INLINE void apply_block(const float* x, float* y, int64_t b, int64_t n) const {
     const PhiloxBlock block = philox_block(seed_, stream_, static_cast<uint64_t>(b));
     const int64_t first = 4 * b;
     const int64_t count = n - first < 4 ? n - first : 4;
-    for (int64_t j = 0; j < count; ++j) y[first + j] = uniform_float(block.v[j]) >= p_ ? x[first + j] * scale_ : 0.0f;
+    for (int64_t j = 0; j < count; ++j) y[first + j] = select(block.v[j], x[first + j]);
   }
+
+#ifndef __CUDACC__
+  // Blocks [b0, b0 + G), all inside the input: the G Philox blocks are computed
+  // side by side so the CPU runs them in vector lanes (one block at a time is
+  // scalar, and dropout over a [1M, 64] activation then costs more than the spmm).
+  template <int G>
+  EW_HD_INLINE void apply_blocks(const float* x, float* y, int64_t b0) const {
+    uint32_t bits[4][G];
+#pragma omp simd
+    for (int k = 0; k < G; ++k) {
+      const PhiloxBlock block = philox_block(seed_, stream_, static_cast<uint64_t>(b0 + k));
+      for (int j = 0; j < 4; ++j) bits[j][k] = block.v[j];
+    }
+    const int64_t first = 4 * b0;
+    for (int k = 0; k < G; ++k) {
+      for (int j = 0; j < 4; ++j) y[first + 4 * k + j] = select(bits[j][k], x[first + 4 * k + j]);
+    }
+  }
+#endif  // host only: the GPU runs one block per thread
 
  private:
   float p_, scale_;

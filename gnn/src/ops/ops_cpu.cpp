@@ -110,8 +110,17 @@ void dropout_values(VectorView<const float> x, float p, uint64_t seed, uint64_t 
   const int64_t n = x.size;
   const int64_t blocks = (n + 3) / 4;
   const DropoutMask mask(p, seed, stream);
+  constexpr int kGroup = 16;                    // Philox blocks per vector step
+  const int64_t groups = (blocks + kGroup - 1) / kGroup;
+  const int64_t full_groups = (n / 4) / kGroup;  // groups whose 64 elements all exist
 #pragma omp parallel for if (n > kParallelThreshold)
-  for (int64_t b = 0; b < blocks; ++b) mask.apply_block(x.data, y.data, b, n);
+  for (int64_t g = 0; g < groups; ++g) {
+    if (g < full_groups) {
+      mask.apply_blocks<kGroup>(x.data, y.data, g * kGroup);
+    } else {
+      for (int64_t b = g * kGroup; b < std::min(blocks, (g + 1) * kGroup); ++b) mask.apply_block(x.data, y.data, b, n);
+    }
+  }
 }
 
 void log_softmax_rows(const Tensor& x, Tensor& y) {

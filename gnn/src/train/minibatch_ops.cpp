@@ -1,5 +1,6 @@
 // Minibatch building blocks: destination rows of a block (differentiable), feature
 // gathering for input nodes, the importance-weighted cross-entropy.
+#include <utility>
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -20,7 +21,7 @@ struct DstRowsNode : Node {
   void backward(const Tensor& g) override {
     Tensor gx = Tensor::zeros(input_rows, g.cols(), g.device());
     copy_bytes(gx.data(), gx.device(), g.data(), g.device(), g.bytes());
-    inputs[0].accumulate_grad(gx);
+    inputs[0].accumulate_grad(std::move(gx));
   }
 };
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <string_view>
 #include <unordered_map>
 
 #include "common/cuda_backend.hpp"
@@ -15,13 +16,32 @@ namespace edgewise {
 
 namespace {
 constexpr std::size_t kHostAlignment = 64;
+constexpr std::size_t kHostCacheMinBytes = std::size_t{256} << 10;  // smaller blocks: malloc's heap does well
+constexpr std::size_t kHostCacheGranule = std::size_t{64} << 10;    // rounding of cached sizes
 
-// Allocation statistics per (device type, index). Allocations are coarse (whole
-// buffers), so a mutex-protected map is cheap enough and keeps free() sizeless.
+std::size_t host_block_bytes(std::size_t bytes) {
+  const std::size_t g = bytes >= kHostCacheMinBytes ? kHostCacheGranule : kHostAlignment;
+  return (bytes + g - 1) / g * g;
+}
+
+bool host_cache_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("EDGEWISE_HOST_CACHE");
+    return !(v && std::string_view(v) == "0");
+  }();
+  return on;
+}
+
+// Allocation statistics per (device type, index), and the host block cache.
+// Allocations are coarse (whole buffers), so one mutex-protected map is cheap
+// enough and keeps free() sizeless.
 struct Tracker {
   std::mutex mutex;
   std::unordered_map<const void*, std::size_t> sizes;
   std::map<std::pair<int, int>, MemoryStats> stats;
+  std::multimap<std::size_t, void*> host_cache;  // block size -> free block
+  std::size_t host_cached = 0;
+  std::size_t host_peak_ever = 0;  // bounds the cache
 
   static std::pair<int, int> key(Device d) { return {static_cast<int>(d.type), d.index}; }
   void on_allocate(const void* ptr, std::size_t bytes, Device d) {
@@ -30,19 +50,72 @@ struct Tracker {
     MemoryStats& s = stats[key(d)];
     s.current_bytes += bytes;
     s.peak_bytes = std::max(s.peak_bytes, s.current_bytes);
+    if (d.is_cpu()) host_peak_ever = std::max(host_peak_ever, s.current_bytes);
   }
-  void on_free(const void* ptr, Device d) {
+  // Returns the block's size (0 when the pointer was not ours).
+  std::size_t on_free(const void* ptr, Device d) {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = sizes.find(ptr);
-    if (it == sizes.end()) return;
-    stats[key(d)].current_bytes -= it->second;
+    if (it == sizes.end()) return 0;
+    const std::size_t bytes = it->second;
+    stats[key(d)].current_bytes -= bytes;
     sizes.erase(it);
+    return bytes;
+  }
+  void* take_host(std::size_t block) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = host_cache.find(block);
+    if (it == host_cache.end()) return nullptr;
+    void* p = it->second;
+    host_cache.erase(it);
+    host_cached -= block;
+    stats[key(Device::cpu())].cached_bytes = host_cached;
+    return p;
+  }
+  bool keep_host(void* p, std::size_t block) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (host_cached + block > host_peak_ever) return false;
+    host_cache.emplace(block, p);
+    host_cached += block;
+    stats[key(Device::cpu())].cached_bytes = host_cached;
+    return true;
+  }
+  void empty_host() {
+    std::multimap<std::size_t, void*> blocks;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      blocks.swap(host_cache);
+      host_cached = 0;
+      stats[key(Device::cpu())].cached_bytes = 0;
+    }
+    for (auto& [size, p] : blocks) std::free(p);
   }
 };
 
 Tracker& tracker() {
   static Tracker* t = new Tracker();  // never destroyed: buffers may be freed during exit
   return *t;
+}
+
+void* host_allocate(std::size_t bytes) {
+  const std::size_t block = host_block_bytes(bytes);
+  const bool cacheable = block >= kHostCacheMinBytes && host_cache_enabled();
+  if (cacheable) {
+    if (void* p = tracker().take_host(block)) return p;
+  }
+  void* p = std::aligned_alloc(kHostAlignment, block);
+  if (!p && cacheable) {  // the cache may hold what we need, in other sizes
+    tracker().empty_host();
+    p = std::aligned_alloc(kHostAlignment, block);
+  }
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void host_free(void* p, std::size_t bytes) {
+  const std::size_t block = host_block_bytes(bytes);
+  if (bytes > 0 && block >= kHostCacheMinBytes && host_cache_enabled() && tracker().keep_host(p, block)) return;
+  std::free(p);
 }
 }  // namespace
 
@@ -59,27 +132,22 @@ void reset_peak_memory(Device device) {
   s.peak_bytes = s.current_bytes;
 }
 
+void empty_host_cache() { tracker().empty_host(); }
+
 void* device_allocate(std::size_t bytes, Device device) {
   if (bytes == 0) return nullptr;
-  void* ptr = nullptr;
-  if (device.is_cuda()) {
-    ptr = detail::cuda_malloc(bytes, device.index);
-  } else {
-    std::size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
-    ptr = std::aligned_alloc(kHostAlignment, rounded);
-    if (!ptr) throw std::bad_alloc();
-  }
+  void* ptr = device.is_cuda() ? detail::cuda_malloc(bytes, device.index) : host_allocate(bytes);
   tracker().on_allocate(ptr, bytes, device);
   return ptr;
 }
 
 void device_free(void* ptr, Device device) noexcept {
   if (!ptr) return;
-  tracker().on_free(ptr, device);
+  const std::size_t bytes = tracker().on_free(ptr, device);
   if (device.is_cuda()) {
     detail::cuda_free(ptr, device.index);
   } else {
-    std::free(ptr);
+    host_free(ptr, bytes);
   }
 }
 

@@ -58,6 +58,8 @@ class BasicTensor {
     return t;
   }
 
+  // True when this handle is the only one on its storage (safe to take over).
+  bool sole_owner() const noexcept { return storage_ != nullptr && storage_.use_count() == 1; }
   bool defined() const noexcept { return data_ != nullptr || (rows_ * cols_ == 0 && storage_ != nullptr); }
   int64_t rows() const noexcept { return rows_; }
   int64_t cols() const noexcept { return cols_; }
