@@ -24,7 +24,12 @@ CONFIGS = [
     ("gcn/cora", "cora", 81.0, []),
     ("gcn/citeseer", "citeseer", 70.0, []),
     ("sage-mean/cora", "cora", 80.0, ["--model", "sage", "--sage-aggr", "mean"]),
-    ("gcn/amazon_photo", "amazon_photo", 90.0, ["--hidden", "64"]),
+    # Amazon-Photo: binary features on a dense co-purchase graph. Row-normalising
+    # them (as for the citation graphs) costs ~11 points; with its 240-node
+    # validation set, selecting the best-validation epoch is noisier than taking the
+    # final model. PyG's GCNConv model on this split, same settings, final epoch,
+    # seeds 0-9: 89.8 %.
+    ("gcn/amazon_photo", "amazon_photo", 90.0, ["--hidden", "64", "--normalize-features", "0", "--select", "last"]),
     ("gcn/coauthor_cs", "coauthor_cs", 90.0, ["--hidden", "64"]),
 ]
 

@@ -43,6 +43,7 @@ const Flag kFlags[] = {
     {"optimizer", "adam", "adam, adamw or sgd"},
     {"epochs", "200", "training epochs"},
     {"patience", "0", "early stopping: epochs without a better validation accuracy (0: off)"},
+    {"select", "best-valid", "reported model: best-valid (highest validation accuracy) or last (final epoch)"},
     {"seed", "0", "seed of the first run (run i uses seed + i)"},
     {"runs", "1", "independent runs (mean and std of the metrics are reported)"},
     {"device", "cpu", "cpu, cuda or cuda:N"},
@@ -91,6 +92,13 @@ Dataset load(const std::map<std::string, std::string>& f, std::string& source) {
   ResolvedDataset r = load_dataset_spec(f.at("dataset"), std::stoll(f.at("synthetic-nodes")));
   source = r.description;
   return std::move(r.dataset);
+}
+
+ModelSelection parse_selection(const std::string& name) {
+  if (name == "best-valid") return ModelSelection::BestValidation;
+  if (name == "last") return ModelSelection::LastEpoch;
+  std::fprintf(stderr, "edgewise-train: --select must be best-valid or last (got '%s')\n", name.c_str());
+  std::exit(2);
 }
 
 double mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }
@@ -147,6 +155,7 @@ int run(int argc, char** argv) {
     options.weight_decay = std::stof(f.at("weight-decay"));
     options.optimizer = parse_optimizer(f.at("optimizer"));
     options.patience = std::stoll(f.at("patience"));
+    options.selection = parse_selection(f.at("select"));
     options.seed = seed0 + static_cast<uint64_t>(r);
     options.log_every = runs > 1 && r > 0 ? 0 : std::stoll(f.at("log-every"));
     if (r == 0) {

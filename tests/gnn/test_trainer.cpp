@@ -92,5 +92,22 @@ TEST(Trainer, WritesMetricsAndPlotAndStopsEarly) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Trainer, LastEpochSelectionReportsTheFinalModel) {
+  const TrainData data = small_task(Device::cpu());
+  TrainerOptions o;
+  o.selection = ModelSelection::LastEpoch;
+  TrainResult last = train(ModelKind::GCN, data, 2, Device::cpu(), 30, o);
+  ASSERT_EQ(last.history.size(), 30u);
+  EXPECT_EQ(last.best_epoch, 30);
+  EXPECT_EQ(last.test_acc, last.history.back().test_acc);
+  EXPECT_EQ(last.best_valid_acc, last.history.back().valid_acc);
+  o.selection = ModelSelection::BestValidation;
+  TrainResult best = train(ModelKind::GCN, data, 2, Device::cpu(), 30, o);
+  double top = 0;
+  for (const EpochRecord& r : best.history) top = std::max(top, r.valid_acc);
+  EXPECT_EQ(best.best_valid_acc, top);
+  EXPECT_EQ(best.test_acc, best.history[static_cast<size_t>(best.best_epoch - 1)].test_acc);
+}
+
 }  // namespace
 }  // namespace edgewise::test

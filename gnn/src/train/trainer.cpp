@@ -129,6 +129,13 @@ TrainResult Trainer::fit() {
       break;
     }
   }
+  if (options_.selection == ModelSelection::LastEpoch && !result.history.empty()) {
+    const EpochRecord& last = result.history.back();
+    result.best_epoch = last.epoch;
+    result.best_valid_acc = last.valid_acc;
+    result.test_acc = last.test_acc;
+    result.train_acc = last.train_acc;
+  }
   result.total_seconds = ms_between(start, Clock::now()) / 1e3;
   std::vector<double> times;
   for (const EpochRecord& r : result.history) times.push_back(r.epoch_ms);

@@ -34,6 +34,13 @@ TrainData prepare(const Dataset& dataset, Device device, const PrepareOptions& o
 enum class OptimizerKind { Adam, AdamW, Sgd };
 OptimizerKind parse_optimizer(const std::string& name);
 
+// Which epoch's model the reported accuracies come from.
+enum class ModelSelection {
+  BestValidation,  // highest validation accuracy (ties: lower validation loss), as PyG's examples
+  LastEpoch,       // the model after the last epoch (Kipf & Welling's 200-epoch protocol); better
+                   // when the validation set is too small for selection to help
+};
+
 struct TrainerOptions {
   int64_t epochs = 200;
   float lr = 0.01f;
@@ -41,6 +48,7 @@ struct TrainerOptions {
   OptimizerKind optimizer = OptimizerKind::Adam;
   float momentum = 0.9f;      // SGD
   int64_t patience = 0;       // stop after this many epochs without a better validation accuracy (0: never)
+  ModelSelection selection = ModelSelection::BestValidation;
   uint64_t seed = 0;          // dropout stream
   int64_t log_every = 10;     // progress line every this many epochs (0: silent)
   std::string metrics_csv;    // per-epoch log, written at the end when set
@@ -56,7 +64,7 @@ struct EpochRecord {
 
 struct TrainResult {
   std::vector<EpochRecord> history;
-  int64_t best_epoch = 0;  // highest validation accuracy (ties: lower validation loss)
+  int64_t best_epoch = 0;  // the selected epoch (TrainerOptions::selection)
   double best_valid_acc = 0, test_acc = 0, train_acc = 0;  // at best_epoch
   double epoch_ms_median = 0;
   double total_seconds = 0;
