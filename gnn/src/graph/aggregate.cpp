@@ -2,9 +2,9 @@
 // segment_reduce and scatter_reduce (see aggregate.hpp for the strategy model).
 #include "edgewise/gnn/aggregate.hpp"
 
-#include <utility>
 #include <atomic>
 #include <numeric>
+#include <utility>
 
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"

@@ -1,9 +1,9 @@
 // Minibatch building blocks: destination rows of a block (differentiable), feature
 // gathering for input nodes, the importance-weighted cross-entropy.
-#include <utility>
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/minibatch.hpp"
