@@ -94,13 +94,6 @@ Dataset load(const std::map<std::string, std::string>& f, std::string& source) {
   return std::move(r.dataset);
 }
 
-ModelSelection parse_selection(const std::string& name) {
-  if (name == "best-valid") return ModelSelection::BestValidation;
-  if (name == "last") return ModelSelection::LastEpoch;
-  std::fprintf(stderr, "edgewise-train: --select must be best-valid or last (got '%s')\n", name.c_str());
-  std::exit(2);
-}
-
 double mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }
 double stddev(const std::vector<double>& v) {
   if (v.size() < 2) return 0.0;
@@ -155,7 +148,7 @@ int run(int argc, char** argv) {
     options.weight_decay = std::stof(f.at("weight-decay"));
     options.optimizer = parse_optimizer(f.at("optimizer"));
     options.patience = std::stoll(f.at("patience"));
-    options.selection = parse_selection(f.at("select"));
+    options.selection = parse_model_selection(f.at("select"));
     options.seed = seed0 + static_cast<uint64_t>(r);
     options.log_every = runs > 1 && r > 0 ? 0 : std::stoll(f.at("log-every"));
     if (r == 0) {

@@ -63,7 +63,8 @@ py::array_t<float> aggregate_py(const Graph& graph, const py::array& x_in, const
 
 py::dict train_py(const std::string& dataset, const std::string& model, int64_t epochs, int64_t hidden, float dropout,
                   float lr, float weight_decay, uint64_t seed, const std::string& device, const std::string& aggregation,
-                  const std::string& features, int64_t log_every) {
+                  const std::string& features, int64_t log_every, bool normalize_features, int64_t patience,
+                  const std::string& select) {
   gnn::TrainResult result;
   std::string name;
   {
@@ -73,6 +74,7 @@ py::dict train_py(const std::string& dataset, const std::string& model, int64_t 
     const Device dev = Device::parse(device);
     gnn::PrepareOptions prep;
     prep.features = gnn::parse_feature_format(features);
+    prep.normalize_features = normalize_features;
     gnn::TrainData data = gnn::prepare(ds, dev, prep);
     gnn::ModelConfig config;
     config.kind = gnn::parse_model_kind(model);
@@ -89,6 +91,8 @@ py::dict train_py(const std::string& dataset, const std::string& model, int64_t 
     options.weight_decay = weight_decay;
     options.seed = seed;
     options.log_every = log_every;
+    options.patience = patience;
+    options.selection = gnn::parse_model_selection(select);
     gnn::Trainer trainer(*net, data, options);
     result = trainer.fit();
   }
@@ -143,11 +147,13 @@ Bad input raises ValueError naming the argument and position.)doc")
   m.def("train", &train_py, py::arg("dataset") = "synthetic", py::arg("model") = "gcn", py::arg("epochs") = 200,
         py::arg("hidden") = 16, py::arg("dropout") = 0.5f, py::arg("lr") = 0.01f, py::arg("weight_decay") = 5e-4f,
         py::arg("seed") = 0, py::arg("device") = "cpu", py::arg("aggregation") = "auto", py::arg("features") = "auto",
-        py::arg("log_every") = 0,
+        py::arg("log_every") = 0, py::arg("normalize_features") = true, py::arg("patience") = 0,
+        py::arg("select") = "best-valid",
         R"doc(Train a node classifier (gcn, sage or gin) full-batch on a dataset: a name in
 EDGEWISE_DATA_DIR such as "cora", a path to an .npz, "synthetic", "rmat:N:E:F[:K]" or
 "auto". Returns a dict
-with test_acc (at the best validation epoch), valid_acc, best_epoch, epoch_ms_median,
+with test_acc (at the selected epoch: select="best-valid" or "last"), valid_acc,
+best_epoch, epoch_ms_median,
 total_seconds and the per-epoch history.)doc");
 }
 

@@ -52,6 +52,12 @@ OptimizerKind parse_optimizer(const std::string& name) {
   detail::throw_invalid_argument("optimizer: unknown '", name, "' (expected adam, adamw or sgd)");
 }
 
+ModelSelection parse_model_selection(const std::string& name) {
+  if (name == "best-valid") return ModelSelection::BestValidation;
+  if (name == "last") return ModelSelection::LastEpoch;
+  detail::throw_invalid_argument("select: unknown '", name, "' (expected best-valid or last)");
+}
+
 Trainer::Trainer(NodeClassifier& model, const TrainData& data, TrainerOptions options)
     : model_(model), data_(data), options_(std::move(options)), generator_(options_.seed) {
   EW_REQUIRE(options_.epochs >= 1, "Trainer: epochs (", options_.epochs, ") must be >= 1");

@@ -41,6 +41,9 @@ enum class ModelSelection {
                    // when the validation set is too small for selection to help
 };
 
+// "best-valid" or "last"; throws std::invalid_argument otherwise.
+ModelSelection parse_model_selection(const std::string& name);
+
 struct TrainerOptions {
   int64_t epochs = 200;
   float lr = 0.01f;
