@@ -5,13 +5,16 @@
 // 'auto' (cora when $EDGEWISE_DATA_DIR has it, else the synthetic graph).
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <sstream>
 #include <string>
 
 #include "edgewise/gnn/dataset_spec.hpp"
 #include "edgewise/gnn/minibatch_trainer.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace edgewise;
   using namespace edgewise::gnn;
   auto arg = [&](int i, const char* fallback) { return std::string(argc > i ? argv[i] : fallback); };
@@ -52,4 +55,20 @@ int main(int argc, char** argv) {
               static_cast<long long>(r.best_epoch), r.best_valid_acc, r.test_acc,
               static_cast<long long>(r.batches_per_epoch), r.batches_per_second, 100.0 * r.sampling_fraction);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::printf("usage: minibatch_sage [dataset=auto] [epochs=50] [batch=32] [fanouts=10,25] [seeds=shuffle|loss] "
+                "[device=cpu]\n");
+    return 0;
+  }
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "minibatch_sage: %s\n", e.what());
+    return 1;
+  }
 }

@@ -2,6 +2,8 @@
 // the weighted loss, MiniBatchSAGE on full-neighbourhood blocks = full graph, and the
 // MiniBatchTrainer learning the synthetic graph reproducibly.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <omp.h>
 
 #include <numeric>
@@ -136,7 +138,8 @@ TEST_P(MiniBatchTest, FullNeighbourhoodBlocksGiveTheFullGraphOutputs) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, MiniBatchTest, testing::ValuesIn(all_devices()), device_name);
 
-MiniBatchTrainResult train(const TrainData& data, SeedOrder order, uint64_t seed, int64_t epochs = 8) {
+MiniBatchTrainResult train(const TrainData& data, SeedOrder order, uint64_t seed, int64_t epochs = 8,
+                           ModelSelection selection = ModelSelection::BestValidation) {
   ModelConfig c;
   c.in_features = data.features.cols();
   c.hidden_features = 16;
@@ -152,6 +155,7 @@ MiniBatchTrainResult train(const TrainData& data, SeedOrder order, uint64_t seed
   o.log_every = 0;
   o.eval_every = 4;
   o.seed_order = order;
+  o.selection = selection;
   MiniBatchTrainer trainer(model, data, o);
   return trainer.fit();
 }
@@ -173,6 +177,21 @@ TEST(MiniBatchTrainer, LearnsTheSyntheticGraphReproducibly) {
       }
     }
   }
+}
+
+// Evaluations happen at epochs 4, 8 and 10 (eval_every 4, and the last): LastEpoch
+// reports epoch 10's metrics, BestValidation the best of the three.
+TEST(MiniBatchTrainer, ReportsTheSelectedEvaluatedEpoch) {
+  const TrainData data = small_task(Device::cpu());
+  SerialOpenMP serial;
+  const MiniBatchTrainResult last = train(data, SeedOrder::Shuffle, 2, 10, ModelSelection::LastEpoch);
+  EXPECT_EQ(last.best_epoch, 10);
+  EXPECT_EQ(last.test_acc, last.history.back().test_acc);
+  const MiniBatchTrainResult best = train(data, SeedOrder::Shuffle, 2, 10, ModelSelection::BestValidation);
+  double top = 0;
+  for (int64_t e : {4, 8, 10}) top = std::max(top, best.history[static_cast<size_t>(e - 1)].valid_acc);
+  EXPECT_EQ(best.best_valid_acc, top);
+  EXPECT_EQ(best.test_acc, best.history[static_cast<size_t>(best.best_epoch - 1)].test_acc);
 }
 
 TEST(MiniBatchTrainer, RejectsFanoutsThatDoNotMatchTheModel) {

@@ -13,6 +13,7 @@
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/philox.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
+#include "train/epoch_selection.hpp"
 
 namespace edgewise::gnn {
 
@@ -83,7 +84,7 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
   result.batches_per_epoch = batches;
   std::vector<double> rates;
   double sample_seconds = 0, train_seconds = 0;
-  double best_valid = -1, best_valid_loss = 1e300;
+  train_detail::EpochSelector selector(options_.selection);
   int64_t since_best = 0;
   const auto start = Clock::now();
   for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
@@ -141,27 +142,8 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
       model_.eval();
       const Tensor scores = model_.forward(data_.graph, data_.features, generator_).value();
       model_.train();
-      rec.train_acc = ops::accuracy(scores, data_.labels, data_.train_idx);
-      rec.valid_acc = data_.valid_idx.numel() ? ops::accuracy(scores, data_.labels, data_.valid_idx) : 0.0;
-      rec.test_acc = data_.test_idx.numel() ? ops::accuracy(scores, data_.labels, data_.test_idx) : 0.0;
-      if (data_.valid_idx.numel()) {
-        Tensor logp(scores.rows(), scores.cols(), scores.device());
-        ops::log_softmax_rows(scores, logp);
-        rec.valid_loss = ops::nll_loss(logp, data_.labels, data_.valid_idx, nullptr);
-      }
-      const bool better =
-          rec.valid_acc > best_valid || (rec.valid_acc == best_valid && rec.valid_loss < best_valid_loss);
-      if (better) {
-        best_valid = rec.valid_acc;
-        best_valid_loss = rec.valid_loss;
-        result.best_epoch = epoch;
-        result.best_valid_acc = rec.valid_acc;
-        result.test_acc = rec.test_acc;
-        result.train_acc = rec.train_acc;
-        since_best = 0;
-      } else {
-        ++since_best;
-      }
+      train_detail::score_epoch(scores, data_, rec);
+      since_best = selector.observe(rec, result);
     }
     result.history.push_back(rec);
     if (options_.log_every > 0 && (epoch % options_.log_every == 0 || epoch == 1 || epoch == options_.epochs)) {
@@ -182,10 +164,7 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
     }
   }
   result.total_seconds = seconds_between(start, Clock::now());
-  std::vector<double> times;
-  for (const EpochRecord& r : result.history) times.push_back(r.epoch_ms);
-  std::sort(times.begin(), times.end());
-  result.epoch_ms_median = times[times.size() / 2];
+  selector.finish(result);
   std::sort(rates.begin(), rates.end());
   result.batches_per_second = rates[rates.size() / 2];
   result.sampling_fraction = train_seconds > 0 ? sample_seconds / train_seconds : 0.0;

@@ -8,6 +8,7 @@
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/ops.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "train/epoch_selection.hpp"
 
 namespace edgewise::gnn {
 
@@ -76,8 +77,7 @@ TrainResult Trainer::fit() {
   auto optimizer = make_optimizer(model_, options_);
   TrainResult result;
   const auto start = Clock::now();
-  double best_valid = -1, best_valid_loss = 1e300;
-  int64_t since_best = 0;
+  train_detail::EpochSelector selector(options_.selection);
   for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
     EpochRecord rec;
     rec.epoch = epoch;
@@ -98,29 +98,10 @@ TrainResult Trainer::fit() {
       model_.eval();
       Variable eval_logits = model_.forward(data_.graph, data_.features, generator_);
       model_.train();
-      const Tensor& scores = eval_logits.value();
-      rec.train_acc = ops::accuracy(scores, data_.labels, data_.train_idx);
-      rec.valid_acc = data_.valid_idx.numel() ? ops::accuracy(scores, data_.labels, data_.valid_idx) : 0.0;
-      rec.test_acc = data_.test_idx.numel() ? ops::accuracy(scores, data_.labels, data_.test_idx) : 0.0;
-      if (data_.valid_idx.numel()) {
-        Tensor logp(scores.rows(), scores.cols(), scores.device());
-        ops::log_softmax_rows(scores, logp);
-        rec.valid_loss = ops::nll_loss(logp, data_.labels, data_.valid_idx, nullptr);
-      }
+      train_detail::score_epoch(eval_logits.value(), data_, rec);
     }
     result.history.push_back(rec);
-    const bool better = rec.valid_acc > best_valid || (rec.valid_acc == best_valid && rec.valid_loss < best_valid_loss);
-    if (better) {
-      best_valid = rec.valid_acc;
-      best_valid_loss = rec.valid_loss;
-      result.best_epoch = epoch;
-      result.best_valid_acc = rec.valid_acc;
-      result.test_acc = rec.test_acc;
-      result.train_acc = rec.train_acc;
-      since_best = 0;
-    } else {
-      ++since_best;
-    }
+    const int64_t since_best = selector.observe(rec, result);
     if (options_.log_every > 0 && (epoch % options_.log_every == 0 || epoch == 1 || epoch == options_.epochs)) {
       const double elapsed = ms_between(start, Clock::now()) / 1e3;
       const double eta = elapsed / static_cast<double>(epoch) * static_cast<double>(options_.epochs - epoch);
@@ -135,18 +116,8 @@ TrainResult Trainer::fit() {
       break;
     }
   }
-  if (options_.selection == ModelSelection::LastEpoch && !result.history.empty()) {
-    const EpochRecord& last = result.history.back();
-    result.best_epoch = last.epoch;
-    result.best_valid_acc = last.valid_acc;
-    result.test_acc = last.test_acc;
-    result.train_acc = last.train_acc;
-  }
+  selector.finish(result);
   result.total_seconds = ms_between(start, Clock::now()) / 1e3;
-  std::vector<double> times;
-  for (const EpochRecord& r : result.history) times.push_back(r.epoch_ms);
-  std::sort(times.begin(), times.end());
-  result.epoch_ms_median = times[times.size() / 2];
   if (!options_.metrics_csv.empty()) write_metrics_csv(options_.metrics_csv, result.history);
   if (!options_.metrics_json.empty()) write_metrics_json(options_.metrics_json, result);
   if (!options_.plot_svg.empty()) write_training_curves_svg(options_.plot_svg, result.history, data_.name);

@@ -61,6 +61,7 @@ struct MiniBatchTrainerOptions {
   uint64_t seed = 0;            // sampling, shuffling and dropout streams
   int64_t eval_every = 1;       // full-batch evaluation every this many epochs (and the last)
   int64_t patience = 0;         // stop after this many evaluations without a better validation accuracy (0: never)
+  ModelSelection selection = ModelSelection::BestValidation;  // LastEpoch: the last evaluated epoch
   int64_t log_every = 1;        // progress line every this many epochs (0: silent)
 };
 
@@ -71,7 +72,7 @@ struct MiniBatchTrainResult : TrainResult {
 };
 
 // Trains `model` on data.train_idx with NeighborSampler minibatches and Adam;
-// evaluates full-batch on train/valid/test and keeps the best validation epoch's
+// evaluates full-batch on train/valid/test and keeps the selected epoch's
 // metrics (EpochRecord::epoch_ms is the training time of the epoch).
 class MiniBatchTrainer {
  public:
