@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Installs what building and testing Edgewise needs, from Debian's packages and PyPI.
 # Idempotent: installs only what is missing. Run as root (or with sudo available).
+#   tools/install_deps.sh          what building and running needs
+#   tools/install_deps.sh --test   also what the Python tests need (torch, PyG, matplotlib,
+#                                  nbclient, ...): edgewise.torch and the notebook are tested
 set -euo pipefail
+with_test_deps=0
+[ "${1:-}" = "--test" ] && with_test_deps=1
 
 apt_packages=(cmake ninja-build g++ libeigen3-dev libgtest-dev pybind11-dev zlib1g-dev python3-dev)
 missing=()
@@ -21,7 +26,15 @@ py_missing=()
 for mod in numpy pytest scikit_build_core pybind11; do
   "$PYTHON" -c "import $mod" 2>/dev/null || py_missing+=("${mod//_/-}")
 done
+if ((with_test_deps)); then
+  # module name -> PyPI name
+  declare -A test_modules=([torch]=torch [torch_geometric]=torch_geometric [matplotlib]=matplotlib
+                           [nbclient]=nbclient [nbformat]=nbformat [ipykernel]=ipykernel)
+  for mod in "${!test_modules[@]}"; do
+    "$PYTHON" -c "import $mod" 2>/dev/null || py_missing+=("${test_modules[$mod]}")
+  done
+fi
 if ((${#py_missing[@]})); then
   echo "install_deps: pip install ${py_missing[*]}"
-  "$PYTHON" -m pip install -q --disable-pip-version-check "${py_missing[@]}"
+  "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore "${py_missing[@]}"
 fi

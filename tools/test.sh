@@ -4,7 +4,7 @@
 # install-consumer check.   Usage: tools/test.sh [extra ctest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/install_deps.sh
+tools/install_deps.sh --test
 export PATH="$PATH:/usr/local/cuda/bin"
 [ -d ../shared/datasets ] && export EDGEWISE_DATA_DIR="${EDGEWISE_DATA_DIR:-$(cd ../shared/datasets && pwd)}"
 cmake --preset ci
