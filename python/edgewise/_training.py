@@ -240,7 +240,7 @@ def graph_arrays(data: Any, *, need_valid: bool = True) -> Dict[str, Any]:
 def _load_tqdm():
     """tqdm's progress bar class, or None when tqdm is not installed."""
     try:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # type: ignore[import-untyped]
     except ImportError:
         return None
     return tqdm
