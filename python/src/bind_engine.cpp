@@ -1,5 +1,5 @@
-// Python binding of the engine: Graph (CSR from an edge list, aggregation on NumPy
-// features), and the training entry point (bind_train.cpp).
+// Python binding of the engine's graph: Graph (CSR from an edge list, aggregation on
+// NumPy features). Training: bind_train.cpp.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -9,8 +9,6 @@
 #include "numpy_interop.hpp"
 
 namespace edgewise::python {
-
-void register_train(py::module_& m);
 
 namespace {
 
@@ -82,8 +80,6 @@ Bad input raises ValueError naming the argument and position.)doc")
            "D^-1/2 (A + I) D^-1/2 as a weighted graph (PyG's gcn_norm).")
       .def("aggregate", &aggregate_py, py::arg("x"), py::arg("op") = "sum", py::arg("strategy") = "auto",
            "out[v] = op over edges u -> v of w_e * x[u] for x [N] or [N, C] float32.");
-
-  register_train(m);
 }
 
 }  // namespace edgewise::python
