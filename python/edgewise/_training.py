@@ -26,7 +26,7 @@ _SPLITS = (
 )
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(repr=False)
 class TrainResult:
     """What :func:`edgewise.train` returns.
 
@@ -75,6 +75,13 @@ class TrainResult:
     def keys(self) -> List[str]:
         """The field names, in declaration order."""
         return [f.name for f in dataclasses.fields(self)]
+
+    def __repr__(self) -> str:
+        # A summary: the history and the [N, K] arrays would flood a notebook cell.
+        return (f"TrainResult(dataset={self.dataset!r}, test_acc={self.test_acc:.4f}, "
+                f"valid_acc={self.valid_acc:.4f}, best_epoch={self.best_epoch}, epochs_run={len(self.history)}, "
+                f"logits={self.logits.shape}, embeddings={self.embeddings.shape}, "
+                f"interrupted={self.interrupted}, stopped_early={self.stopped_early})")
 
 
 def _as_numpy(value: Any, field: str) -> np.ndarray:
@@ -207,7 +214,8 @@ def graph_arrays(data: Any, *, need_valid: bool = True) -> Dict[str, Any]:
     bad = (y < 0) | (y >= num_classes)
     if bad.any():
         k = _first(bad)[0]
-        raise ValueError(f"train: y[{k}] = {int(y[k])} is not a class id in [0, num_classes = {num_classes})")
+        hint = " (give unlabelled nodes any class id and leave them out of every split)" if y[k] < 0 else ""
+        raise ValueError(f"train: y[{k}] = {int(y[k])} is not a class id in [0, num_classes = {num_classes}){hint}")
 
     out: Dict[str, Any] = {}
     owner = np.full(num_nodes, -1, dtype=np.int64)

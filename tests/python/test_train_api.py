@@ -101,6 +101,7 @@ def test_every_model_returns_embeddings(rng, model):
 
 def test_result_reads_like_the_old_dict(rng):
     r = ew.train(small_graph(rng, n=40), epochs=2)
+    assert repr(r).startswith("TrainResult(dataset='in-memory', test_acc=") and "epochs_run=2" in repr(r)
     assert r["test_acc"] == r.test_acc and r["history"] is r.history
     assert set(r.keys()) >= {"dataset", "test_acc", "valid_acc", "train_acc", "best_epoch", "epoch_ms_median",
                              "total_seconds", "history", "logits", "embeddings", "interrupted", "stopped_early"}
@@ -121,6 +122,18 @@ def test_in_memory_planted_partition_matches_the_named_synthetic_dataset():
     assert losses(a) == losses(b)
     assert a.test_acc == b.test_acc and a.best_epoch == b.best_epoch
     np.testing.assert_array_equal(a.logits, b.logits)
+
+
+def test_a_path_names_an_npz_dataset(rng, tmp_path):
+    data = small_graph(rng, n=50)
+    path = tmp_path / "tiny.npz"
+    np.savez(path, num_nodes=np.array([50]), edge_index=data["edge_index"], node_feat=data["x"],
+             node_label=data["y"][:, None], train_idx=np.sort(data["train_idx"]),
+             valid_idx=np.sort(data["valid_idx"]), test_idx=np.sort(data["test_idx"]))
+    from_file = ew.train(path, epochs=3, features="dense")  # an os.PathLike
+    assert from_file.dataset == "tiny"
+    assert losses(from_file) == losses(ew.train(str(path), epochs=3, features="dense"))
+    assert losses(from_file) == losses(ew.train(data, epochs=3, features="dense"))
 
 
 def test_masks_and_index_arrays_give_the_same_run(rng):
@@ -192,7 +205,7 @@ BAD_DATA = [
     ("y float", lambda d: _with(d, y=d["y"].astype(np.float64)), TypeError, r"y must hold integer class ids"),
     ("y wrong length", lambda d: _with(d, y=d["y"][:-1]), ValueError, r"y must be \[num_nodes\] = \(40,\)"),
     ("y negative", lambda d: _with(d, y=np.where(np.arange(40) == 5, -1, d["y"])), ValueError,
-     r"y\[5\] = -1 is not a class id"),
+     r"y\[5\] = -1 is not a class id.*leave them out of every split"),
     ("y over num_classes", lambda d: _with(d, num_classes=2, y=np.where(np.arange(40) == 7, 2, d["y"] % 2)), ValueError,
      r"y\[7\] = 2 is not a class id in \[0, num_classes = 2\)"),
     ("no train split", lambda d: _without(d, "train_idx"), ValueError, r"no train_mask or train_idx"),
