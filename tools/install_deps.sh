@@ -38,3 +38,11 @@ if ((${#py_missing[@]})); then
   echo "install_deps: pip install ${py_missing[*]}"
   "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore "${py_missing[@]}"
 fi
+
+# The type-stub generator (tools/gen_stubs.sh), pinned: tests/python/test_stubs.py compares
+# the committed stubs with its output, which changes in form between versions.
+stubgen_version=3.0.0
+if [ "$("$PYTHON" -c "import importlib.metadata as m; print(m.version('pybind11-stubgen'))" 2>/dev/null)" != "$stubgen_version" ]; then
+  echo "install_deps: pip install pybind11-stubgen==$stubgen_version"
+  "$PYTHON" -m pip install -q --disable-pip-version-check "pybind11-stubgen==$stubgen_version"
+fi

@@ -2,6 +2,8 @@
 
 NumPy arrays in, NumPy arrays out; C-contiguous inputs of the right dtype are
 used without copying. Bad input raises ValueError with the C++ message.
+train() trains a GCN / GraphSAGE / GIN node classifier on a named dataset or on
+in-memory graph data (e.g. a torch_geometric Data) and returns a TrainResult.
 """
 
 from ._edgewise import (  # noqa: F401
@@ -25,7 +27,6 @@ from ._edgewise import (  # noqa: F401
     read_npz,
     rmat_graph,
     Graph,
-    train,
     spmm,
     spmm_arg_backward,
     spmm_backward,
@@ -36,6 +37,7 @@ from ._edgewise import (  # noqa: F401
     NeighborSampler,
     SeedSampler,
 )
+from ._training import TrainResult, train
 
 __all__ = [
     "__version__",
@@ -57,6 +59,7 @@ __all__ = [
     "rmat_graph",
     "Graph",
     "train",
+    "TrainResult",
     "spmm",
     "spmm_arg_backward",
     "spmm_backward",

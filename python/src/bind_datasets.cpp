@@ -148,7 +148,10 @@ own the loaded memory (no copy is made).)doc";
 }  // namespace
 
 void register_datasets(py::module_& m) {
-  py::register_exception<DataFileError>(m, "DataFileError", PyExc_ValueError);
+  auto& data_file_error = py::register_exception<DataFileError>(m, "DataFileError", PyExc_ValueError);
+  data_file_error.attr("__doc__") =
+      "A dataset or .npz file is missing, truncated, corrupt or inconsistent (a ValueError); the message "
+      "names the file, the entry and the problem.";
 
   m.def("read_npz", &read_npz_py, py::arg("path"),
         R"doc(Read every array of an .npz archive (stored or deflated entries, zip64, NPY v1-3).

@@ -1,16 +1,11 @@
-// Python binding of the engine: Graph (CSR from an edge list, aggregation on NumPy
-// features) and train() (the Trainer on a dataset, returning the metrics).
+// Python binding of the engine's graph: Graph (CSR from an edge list, aggregation on
+// NumPy features). Training: bind_train.cpp.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include "edgewise/gnn/aggregate.hpp"
-#include "edgewise/gnn/dataset.hpp"
-#include "edgewise/gnn/dataset_spec.hpp"
 #include "edgewise/gnn/graph.hpp"
-#include "edgewise/gnn/models.hpp"
-#include "edgewise/gnn/synthetic.hpp"
-#include "edgewise/gnn/trainer.hpp"
 #include "numpy_interop.hpp"
 
 namespace edgewise::python {
@@ -61,65 +56,6 @@ py::array_t<float> aggregate_py(const Graph& graph, const py::array& x_in, const
   return result;
 }
 
-py::dict train_py(const std::string& dataset, const std::string& model, int64_t epochs, int64_t hidden, float dropout,
-                  float lr, float weight_decay, uint64_t seed, const std::string& device, const std::string& aggregation,
-                  const std::string& features, int64_t log_every, bool normalize_features, int64_t patience,
-                  const std::string& select) {
-  gnn::TrainResult result;
-  std::string name;
-  {
-    py::gil_scoped_release release;
-    gnn::Dataset ds = gnn::load_dataset_spec(dataset).dataset;
-    name = ds.name;
-    const Device dev = Device::parse(device);
-    gnn::PrepareOptions prep;
-    prep.features = gnn::parse_feature_format(features);
-    prep.normalize_features = normalize_features;
-    gnn::TrainData data = gnn::prepare(ds, dev, prep);
-    gnn::ModelConfig config;
-    config.kind = gnn::parse_model_kind(model);
-    config.in_features = data.features.cols();
-    config.hidden_features = hidden;
-    config.out_features = data.num_classes;
-    config.dropout = dropout;
-    config.aggregation.strategy = gnn::parse_strategy(aggregation);
-    gnn::Generator gen(seed);
-    auto net = gnn::make_model(config, gen, dev);
-    gnn::TrainerOptions options;
-    options.epochs = epochs;
-    options.lr = lr;
-    options.weight_decay = weight_decay;
-    options.seed = seed;
-    options.log_every = log_every;
-    options.patience = patience;
-    options.selection = gnn::parse_model_selection(select);
-    gnn::Trainer trainer(*net, data, options);
-    result = trainer.fit();
-  }
-  py::list history;
-  for (const gnn::EpochRecord& r : result.history) {
-    py::dict d;
-    d["epoch"] = r.epoch;
-    d["loss"] = r.loss;
-    d["train_acc"] = r.train_acc;
-    d["valid_acc"] = r.valid_acc;
-    d["valid_loss"] = r.valid_loss;
-    d["test_acc"] = r.test_acc;
-    d["epoch_ms"] = r.epoch_ms;
-    history.append(d);
-  }
-  py::dict out;
-  out["dataset"] = name;
-  out["test_acc"] = result.test_acc;
-  out["valid_acc"] = result.best_valid_acc;
-  out["train_acc"] = result.train_acc;
-  out["best_epoch"] = result.best_epoch;
-  out["epoch_ms_median"] = result.epoch_ms_median;
-  out["total_seconds"] = result.total_seconds;
-  out["history"] = history;
-  return out;
-}
-
 }  // namespace
 
 void register_engine(py::module_& m) {
@@ -130,31 +66,20 @@ source, row 1 = destination), ids in [0, num_nodes); edge_weight [E] float32.
 Bad input raises ValueError naming the argument and position.)doc")
       .def(py::init(&graph_from_edge_index), py::arg("edge_index"), py::arg("num_nodes"),
            py::arg("edge_weight") = py::none())
-      .def_property_readonly("num_nodes", &Graph::num_nodes)
-      .def_property_readonly("num_edges", &Graph::num_edges)
+      .def_property_readonly("num_nodes", &Graph::num_nodes, "Number of nodes N (ids 0 .. N-1).")
+      .def_property_readonly("num_edges", &Graph::num_edges, "Number of edges E (duplicates counted).")
       .def("offsets", [](const Graph& g) { return to_numpy(g.offsets().to_host_vector()); },
            "CSR offsets [N+1]: the edges into node v are positions offsets[v]:offsets[v+1].")
       .def("sources", [](const Graph& g) { return to_numpy(g.sources().to_host_vector()); },
            "Source node of each CSR edge [E] (int32).")
       .def("edge_ids", [](const Graph& g) { return to_numpy(g.edge_ids().to_host_vector()); },
            "Input position of each CSR edge [E] (the sort permutation).")
-      .def("in_degree", [](const Graph& g) { return to_numpy(g.in_degree().to_host_vector()); })
+      .def("in_degree", [](const Graph& g) { return to_numpy(g.in_degree().to_host_vector()); },
+           "Number of edges into each node [N] (int64).")
       .def("gcn_normalized", [](const Graph& g) { return g.gcn_normalized(); },
            "D^-1/2 (A + I) D^-1/2 as a weighted graph (PyG's gcn_norm).")
       .def("aggregate", &aggregate_py, py::arg("x"), py::arg("op") = "sum", py::arg("strategy") = "auto",
            "out[v] = op over edges u -> v of w_e * x[u] for x [N] or [N, C] float32.");
-
-  m.def("train", &train_py, py::arg("dataset") = "synthetic", py::arg("model") = "gcn", py::arg("epochs") = 200,
-        py::arg("hidden") = 16, py::arg("dropout") = 0.5f, py::arg("lr") = 0.01f, py::arg("weight_decay") = 5e-4f,
-        py::arg("seed") = 0, py::arg("device") = "cpu", py::arg("aggregation") = "auto", py::arg("features") = "auto",
-        py::arg("log_every") = 0, py::arg("normalize_features") = true, py::arg("patience") = 0,
-        py::arg("select") = "best-valid",
-        R"doc(Train a node classifier (gcn, sage or gin) full-batch on a dataset: a name in
-EDGEWISE_DATA_DIR such as "cora", a path to an .npz, "synthetic", "rmat:N:E:F[:K]" or
-"auto". Returns a dict
-with test_acc (at the selected epoch: select="best-valid" or "last"), valid_acc,
-best_epoch, epoch_ms_median,
-total_seconds and the per-epoch history.)doc");
 }
 
 }  // namespace edgewise::python

@@ -81,7 +81,8 @@ sequence of calls is reproducible.)doc")
              return PyNeighborSampler{gnn::NeighborSampler(graph, std::move(fanouts)), gnn::Generator(seed)};
            }),
            py::arg("graph"), py::arg("fanouts"), py::arg("seed") = 0)
-      .def_property_readonly("fanouts", [](const PyNeighborSampler& s) { return s.sampler.fanouts(); })
+      .def_property_readonly("fanouts", [](const PyNeighborSampler& s) { return s.sampler.fanouts(); },
+                             "The fanouts per block, outermost first (-1: all in-neighbours).")
       .def("sample", &PyNeighborSampler::sample, py::arg("seed_nodes"),
            (std::string("sample(seed_nodes): distinct node ids -> minibatch.\n\n") + kMiniBatchDoc).c_str());
 
@@ -129,7 +130,12 @@ unbiased estimate of the population mean of f. update_priorities(nodes, values).
              d["draws"] = numpy_of(b.draws);
              return d;
            },
-           py::arg("batch_size"), py::arg("seed") = 0)
+           py::arg("batch_size"), py::arg("seed") = 0,
+           R"doc(Draw batch_size seeds with replacement, node i with probability priority_i / total.
+
+batch_size lies in [0, population]. A pure function of (priorities, batch_size, seed).
+Returns a dict: nodes [U] (distinct, ascending), counts [U] (draws per node),
+weights [U] (counts / (B * P * p_i), float32) and draws [B] (in draw order).)doc")
       .def("update_priorities",
            [](gnn::SeedSampler& s, const py::array& nodes_in, const py::array& values_in) {
              auto nodes = as_int64(nodes_in, "SeedSampler.update_priorities", "nodes");
@@ -137,10 +143,13 @@ unbiased estimate of the population mean of f. update_priorities(nodes, values).
              s.update_priorities(std::span<const int64_t>(nodes.data(), static_cast<size_t>(nodes.size())),
                                  std::span<const float>(values.data(), static_cast<size_t>(values.size())));
            },
-           py::arg("nodes"), py::arg("values"))
-      .def_property_readonly("population", &gnn::SeedSampler::population)
-      .def_property_readonly("priorities", [](const gnn::SeedSampler& s) { return numpy_of(s.priorities()); })
-      .def_property_readonly("total", &gnn::SeedSampler::total);
+           py::arg("nodes"), py::arg("values"),
+           "Set priority[nodes[k]] = values[k] (finite, >= 0; a repeated node takes its last value). "
+           "Bad input raises ValueError and leaves the sampler unchanged.")
+      .def_property_readonly("population", &gnn::SeedSampler::population, "Number of nodes with priority > 0 (P).")
+      .def_property_readonly("priorities", [](const gnn::SeedSampler& s) { return numpy_of(s.priorities()); },
+                             "The current priorities [N] (float32, a copy).")
+      .def_property_readonly("total", &gnn::SeedSampler::total, "The sum of the priorities (float32).");
 }
 
 }  // namespace edgewise::python

@@ -16,6 +16,7 @@ void register_datasets(py::module_& m);
 void register_scatter_reduce(py::module_& m);
 void register_galloping_search(py::module_& m);
 void register_engine(py::module_& m);
+void register_train(py::module_& m);
 void register_spmm(py::module_& m);
 void register_samplers(py::module_& m);
 }  // namespace edgewise::python
@@ -35,6 +36,7 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_scatter_reduce(m);
   edgewise::python::register_galloping_search(m);
   edgewise::python::register_engine(m);
+  edgewise::python::register_train(m);
   edgewise::python::register_spmm(m);
   edgewise::python::register_samplers(m);
 }

@@ -26,6 +26,10 @@ std::vector<ParamGroup> NodeClassifier::param_groups(float weight_decay) const {
   return {ParamGroup{parameters(), weight_decay}};
 }
 
+Variable NodeClassifier::embed(const Graph&, const NodeFeatures&, Generator&) {
+  detail::throw_invalid_argument("model ", describe(), ": node embeddings are not available");
+}
+
 namespace {
 
 // Layer l of L maps in -> hidden, hidden -> hidden, ..., hidden -> out.
@@ -51,17 +55,13 @@ class ConvStack : public NodeClassifier {
       : config_(config), convs_(std::move(convs)), decay_first_only_(decay_first_only) {}
 
   Variable forward(const Graph& graph, const NodeFeatures& x, Generator& generator) override {
-    Variable h;
-    if (x.is_sparse()) {
-      h = convs_[0]->forward(graph, sparse_dropout(x.sparse, config_.dropout, training(), generator));
-    } else {
-      h = convs_[0]->forward(graph, dropout(Variable(x.dense), config_.dropout, training(), generator));
-    }
-    for (size_t l = 1; l < convs_.size(); ++l) {
-      h = dropout(relu(h), config_.dropout, training(), generator);
-      h = convs_[l]->forward(graph, h);
-    }
-    return h;
+    return run(graph, x, generator, convs_.size());
+  }
+
+  Variable embed(const Graph& graph, const NodeFeatures& x, Generator& generator) override {
+    EW_REQUIRE(convs_.size() >= 2, "model: embeddings need a hidden layer (this model has ", convs_.size(),
+               " layer)");
+    return run(graph, x, generator, convs_.size() - 1);
   }
 
   std::vector<Variable> parameters() const override {
@@ -88,6 +88,23 @@ class ConvStack : public NodeClassifier {
   }
 
  private:
+  // Layers [0, count) and, when count < the layer count, the ReLU and dropout that
+  // feed layer `count`.
+  Variable run(const Graph& graph, const NodeFeatures& x, Generator& generator, size_t count) {
+    Variable h;
+    if (x.is_sparse()) {
+      h = convs_[0]->forward(graph, sparse_dropout(x.sparse, config_.dropout, training(), generator));
+    } else {
+      h = convs_[0]->forward(graph, dropout(Variable(x.dense), config_.dropout, training(), generator));
+    }
+    for (size_t l = 1; l < convs_.size(); ++l) {
+      h = dropout(relu(h), config_.dropout, training(), generator);
+      if (l == count) return h;
+      h = convs_[l]->forward(graph, h);
+    }
+    return h;
+  }
+
   ModelConfig config_;
   std::vector<std::unique_ptr<Conv>> convs_;
   bool decay_first_only_;

@@ -111,6 +111,10 @@ TrainResult Trainer::fit() {
                   rec.valid_acc, rec.test_acc, rec.epoch_ms, edges_per_s, format_seconds(eta).c_str());
       std::fflush(stdout);
     }
+    if (options_.on_epoch && !options_.on_epoch(rec)) {
+      result.stopped_early = true;
+      break;
+    }
     if (options_.patience > 0 && since_best >= options_.patience) {
       result.stopped_early = true;
       break;

@@ -35,6 +35,10 @@ class NodeClassifier : public Module {
  public:
   // Class scores (logits) [N, out_features] for every node.
   virtual Variable forward(const Graph& graph, const NodeFeatures& x, Generator& generator) = 0;
+  // Node embeddings [N, hidden_features]: the input of the last layer (the hidden
+  // layer's output after ReLU and dropout). Throws std::invalid_argument for a model
+  // without a hidden layer or one that does not provide them.
+  virtual Variable embed(const Graph& graph, const NodeFeatures& x, Generator& generator);
   // Parameters grouped for weight decay. GCN follows Kipf & Welling (and PyG's
   // example): only the first layer is decayed; the others decay everything.
   virtual std::vector<ParamGroup> param_groups(float weight_decay) const;

@@ -44,6 +44,8 @@ enum class ModelSelection {
 // "best-valid" or "last"; throws std::invalid_argument otherwise.
 ModelSelection parse_model_selection(const std::string& name);
 
+struct EpochRecord;
+
 struct TrainerOptions {
   int64_t epochs = 200;
   float lr = 0.01f;
@@ -57,6 +59,9 @@ struct TrainerOptions {
   std::string metrics_csv;    // per-epoch log, written at the end when set
   std::string metrics_json;
   std::string plot_svg;       // training curves
+  // Called after every epoch (after its progress line); returning false stops training
+  // (TrainResult::stopped_early). Exceptions propagate out of fit().
+  std::function<bool(const EpochRecord&)> on_epoch;
 };
 
 struct EpochRecord {
