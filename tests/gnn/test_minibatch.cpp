@@ -209,11 +209,12 @@ TEST(MiniBatchTrainer, NonFiniteLossStopsTrainingNamingEpochAndBatch) {
     EXPECT_NE(msg.find("MiniBatchTrainer: the training loss is"), std::string::npos) << msg;
     EXPECT_NE(msg.find("at epoch " + std::to_string(e.epoch()) + ", batch "), std::string::npos) << msg;
   }
-  testing::internal::CaptureStderr();
-  const MiniBatchTrainResult r =
-      train(data, SeedOrder::Shuffle, 1, 3, ModelSelection::BestValidation, 1e30f, NonFiniteLoss::Warn);
-  EXPECT_NE(testing::internal::GetCapturedStderr().find("warning"), std::string::npos);
-  EXPECT_EQ(r.history.size(), 3u);
+  for (SeedOrder order : {SeedOrder::Shuffle, SeedOrder::LossPrioritized}) {
+    testing::internal::CaptureStderr();
+    const MiniBatchTrainResult r = train(data, order, 1, 3, ModelSelection::BestValidation, 1e30f, NonFiniteLoss::Warn);
+    EXPECT_NE(testing::internal::GetCapturedStderr().find("warning"), std::string::npos);
+    EXPECT_EQ(r.history.size(), 3u) << "seed order " << static_cast<int>(order);
+  }
 }
 
 TEST(MiniBatchTrainer, RejectsFanoutsThatDoNotMatchTheModel) {

@@ -39,6 +39,9 @@ std::vector<int64_t> shuffled(const std::vector<int64_t>& nodes, uint64_t seed, 
 }
 
 float priority_of(float loss, const MiniBatchTrainerOptions& o) {
+  // A non-finite loss (training on under NonFiniteLoss::Warn) gets the floor priority:
+  // the sum tree only takes finite priorities.
+  if (!std::isfinite(loss)) loss = 0.0f;
   return std::pow(std::max(loss, 0.0f) + o.priority_eps, o.priority_alpha);
 }
 }  // namespace
