@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,10 @@ int train(const Flags& f) {
   const Device device = Device::parse(f.device);
   std::string source;
   Dataset dataset = load(f, source);
+  // Test accuracy is what this program reports: without test nodes it would print 0 %.
+  if (dataset.test_idx.empty())
+    throw std::invalid_argument("dataset '" + dataset.name + "' has no test nodes (test_idx is missing or empty)" +
+                                (f.dataset == "synthetic" ? "; use more --synthetic-nodes" : ""));
   PrepareOptions prep;
   prep.features = parse_feature_format(f.features);
   prep.normalize_features = f.normalize_features;

@@ -19,7 +19,7 @@ BENCH = os.environ.get("EDGEWISE_BENCH", "")
 MINIBATCH = os.environ.get("EDGEWISE_MINIBATCH_SAGE", "")
 
 # A fast run: a small synthetic graph, a couple of epochs, no progress lines.
-FAST = ["--dataset", "synthetic", "--synthetic-nodes", "300", "--epochs", "2", "--log-every", "0"]
+FAST = ["--dataset", "synthetic", "--synthetic-nodes", "1000", "--epochs", "2", "--log-every", "0"]
 
 pytestmark = pytest.mark.skipif(not (TRAIN and BENCH and MINIBATCH), reason="program paths not set (run via ctest)")
 
@@ -174,6 +174,33 @@ def test_csv_metrics_and_summary_before_files(tmp_path):
     assert metrics.read_text().splitlines()[0] == "epoch,loss,train_acc,valid_acc,valid_loss,test_acc,epoch_ms"
     summary = proc.stdout.index("test accuracy")
     assert summary < proc.stdout.index("per-epoch metrics:")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (writes fail with ENOSPC)")
+@pytest.mark.parametrize("flag", ["--json", "--metrics", "--plot"])
+def test_a_failed_write_exits_1_naming_the_path_after_the_summary(flag):
+    proc = run(TRAIN, *FAST, flag, "/dev/full")
+    assert proc.returncode == 1
+    assert "writing '/dev/full' failed" in proc.stderr, proc.stderr
+    assert "test accuracy" in proc.stdout, "the summary comes before any file is written"
+
+
+def test_bench_writes_json_and_a_failed_write_exits_1_naming_the_path(tmp_path):
+    # A filter that selects no case: no timing, just the (empty) records file.
+    out = tmp_path / "b.json"
+    proc = run(BENCH, "--filter", "^no_such_case$", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text()) == []
+    if os.path.exists("/dev/full"):
+        proc = run(BENCH, "--filter", "^no_such_case$", "--json", "/dev/full")
+        assert proc.returncode == 1
+        assert "writing '/dev/full' failed" in proc.stderr, proc.stderr
+
+
+def test_a_dataset_without_test_nodes_is_an_error_not_zero_accuracy():
+    proc = run(TRAIN, *FAST, "--synthetic-nodes", "300")  # 140 train, 160 valid, 0 test
+    assert proc.returncode == 1
+    assert "no test nodes (test_idx is missing or empty); use more --synthetic-nodes" in proc.stderr, proc.stderr
 
 
 def test_a_bad_dataset_fails_with_status_1_naming_the_key(tmp_path):

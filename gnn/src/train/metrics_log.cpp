@@ -20,10 +20,10 @@ namespace {
 // Writes `text` to `path` whole; throws naming the path when any part fails.
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
-  if (!out) throw std::runtime_error("metrics: cannot write '" + path + "': " + std::strerror(errno));
+  if (!out) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
   out << text;
   out.close();
-  if (!out) throw std::runtime_error("metrics: writing '" + path + "' failed: " + std::strerror(errno));
+  if (!out) throw std::runtime_error("writing '" + path + "' failed: " + std::strerror(errno));
 }
 
 // Text for SVG character data and attribute values.
