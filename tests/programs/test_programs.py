@@ -21,7 +21,9 @@ MINIBATCH = os.environ.get("EDGEWISE_MINIBATCH_SAGE", "")
 # A fast run: a small synthetic graph, a couple of epochs, no progress lines.
 FAST = ["--dataset", "synthetic", "--synthetic-nodes", "1000", "--epochs", "2", "--log-every", "0"]
 
-pytestmark = pytest.mark.skipif(not (TRAIN and BENCH and MINIBATCH), reason="program paths not set (run via ctest)")
+needs_train = pytest.mark.skipif(not TRAIN, reason="edgewise-train not built ($EDGEWISE_TRAIN unset; run via ctest)")
+needs_bench = pytest.mark.skipif(not BENCH, reason="edgewise-bench not built ($EDGEWISE_BENCH unset; run via ctest)")
+needs_minibatch = pytest.mark.skipif(not MINIBATCH, reason="minibatch_sage not built ($EDGEWISE_MINIBATCH_SAGE unset)")
 
 
 def run(program, *args, cwd=None):
@@ -77,6 +79,7 @@ BAD_TRAIN_FLAGS = [
 ]
 
 
+@needs_train
 @pytest.mark.parametrize("flags,message", BAD_TRAIN_FLAGS, ids=[" ".join(f) for f, _ in BAD_TRAIN_FLAGS])
 def test_train_rejects_bad_flags_before_loading(flags, message):
     # The dataset is a missing file: had the flags been accepted, loading it would fail with status 1.
@@ -87,6 +90,7 @@ def test_train_rejects_bad_flags_before_loading(flags, message):
     assert proc.stdout == ""
 
 
+@needs_train
 def test_train_help_exits_zero_and_lists_every_flag():
     proc = run(TRAIN, "--help")
     assert proc.returncode == 0, proc.stderr
@@ -97,6 +101,7 @@ def test_train_help_exits_zero_and_lists_every_flag():
         assert flag in proc.stdout, flag
 
 
+@needs_train
 def test_train_accepts_equals_form_and_every_value_type(tmp_path):
     out = tmp_path / "run.json"
     proc = run(TRAIN, *FAST, "--epochs=3", "--runs=2", "--lr=5e-3", "--dropout", "0", "--seed", "18446744073709551615",
@@ -108,6 +113,7 @@ def test_train_accepts_equals_form_and_every_value_type(tmp_path):
     assert result["form"] == "materialized"
 
 
+@needs_train
 def test_an_existing_output_file_survives_a_failed_run(tmp_path):
     kept = tmp_path / "kept.json"
     kept.write_text("precious")
@@ -138,6 +144,7 @@ def write_dataset(path):
              valid_idx=np.arange(10, 20, dtype=np.int64), test_idx=np.arange(20, 40, dtype=np.int64))
 
 
+@needs_train
 @pytest.mark.parametrize("name", ['we"ird', "R&D", "<tag>", "it's"])
 def test_outputs_stay_valid_json_and_svg_for_any_dataset_name(tmp_path, name):
     data = tmp_path / f"{name}.npz"
@@ -152,6 +159,7 @@ def test_outputs_stay_valid_json_and_svg_for_any_dataset_name(tmp_path, name):
     assert title.startswith(name), title
 
 
+@needs_train
 def test_a_diverging_run_stops_with_the_epoch_or_warns_and_writes_null(tmp_path):
     proc = run(TRAIN, *FAST, "--epochs", "4", "--lr", "1e30")
     assert proc.returncode == 1, proc.stderr
@@ -167,6 +175,7 @@ def test_a_diverging_run_stops_with_the_epoch_or_warns_and_writes_null(tmp_path)
     json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
 
 
+@needs_train
 def test_csv_metrics_and_summary_before_files(tmp_path):
     metrics = tmp_path / "m.csv"
     proc = run(TRAIN, *FAST, "--metrics", str(metrics))
@@ -176,6 +185,7 @@ def test_csv_metrics_and_summary_before_files(tmp_path):
     assert summary < proc.stdout.index("per-epoch metrics:")
 
 
+@needs_train
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (writes fail with ENOSPC)")
 @pytest.mark.parametrize("flag", ["--json", "--metrics", "--plot"])
 def test_a_failed_write_exits_1_naming_the_path_after_the_summary(flag):
@@ -185,6 +195,7 @@ def test_a_failed_write_exits_1_naming_the_path_after_the_summary(flag):
     assert "test accuracy" in proc.stdout, "the summary comes before any file is written"
 
 
+@needs_bench
 def test_bench_writes_json_and_a_failed_write_exits_1_naming_the_path(tmp_path):
     # A filter that selects no case: no timing, just the (empty) records file.
     out = tmp_path / "b.json"
@@ -197,12 +208,14 @@ def test_bench_writes_json_and_a_failed_write_exits_1_naming_the_path(tmp_path):
         assert "writing '/dev/full' failed" in proc.stderr, proc.stderr
 
 
+@needs_train
 def test_a_dataset_without_test_nodes_is_an_error_not_zero_accuracy():
     proc = run(TRAIN, *FAST, "--synthetic-nodes", "300")  # 140 train, 160 valid, 0 test
     assert proc.returncode == 1
     assert "no test nodes (test_idx is missing or empty); use more --synthetic-nodes" in proc.stderr, proc.stderr
 
 
+@needs_train
 def test_a_bad_dataset_fails_with_status_1_naming_the_key(tmp_path):
     data = tmp_path / "bad.npz"
     write_dataset(data)
@@ -223,6 +236,7 @@ BAD_BENCH_FLAGS = [
 ]
 
 
+@needs_bench
 @pytest.mark.parametrize("flags,message", BAD_BENCH_FLAGS, ids=[" ".join(f) for f, _ in BAD_BENCH_FLAGS])
 def test_bench_rejects_bad_flags_before_running(flags, message):
     proc = run(BENCH, *flags)
@@ -231,6 +245,7 @@ def test_bench_rejects_bad_flags_before_running(flags, message):
     assert proc.stdout == ""
 
 
+@needs_bench
 def test_bench_help_and_list():
     assert run(BENCH, "--help").returncode == 0
     proc = run(BENCH, "--list", "--filter=^segment_reduce/sum", "--device", "cpu")
@@ -249,6 +264,7 @@ BAD_MINIBATCH_FLAGS = [
 ]
 
 
+@needs_minibatch
 @pytest.mark.parametrize("flags,message", BAD_MINIBATCH_FLAGS, ids=[" ".join(f) for f, _ in BAD_MINIBATCH_FLAGS])
 def test_minibatch_sage_rejects_bad_flags(flags, message):
     proc = run(MINIBATCH, *flags)
@@ -256,6 +272,7 @@ def test_minibatch_sage_rejects_bad_flags(flags, message):
     assert message in proc.stderr, proc.stderr
 
 
+@needs_minibatch
 def test_minibatch_sage_runs_and_stops_on_a_diverging_loss():
     proc = run(MINIBATCH, "--dataset", "synthetic", "--epochs", "1", "--batch", "256")
     assert proc.returncode == 0, proc.stderr
