@@ -1,18 +1,21 @@
 // edgewise-bench: runs the registered cases and prints a table (and JSON records).
 //   edgewise-bench [--filter REGEX] [--json FILE] [--quick] [--device cpu|cuda|all] [--list]
+// Exit status: 0 done, 2 bad flags (before any case runs), 1 any other failure.
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "bench.hpp"
+#include "edgewise/cli/flags.hpp"
+#include "edgewise/cli/json_file.hpp"
 #include "edgewise/kernels/common/buffer.hpp"
 
 namespace edgewise::bench {
@@ -49,6 +52,7 @@ std::vector<double> time_calls(const std::function<void()>& run, int min_repeats
 }
 
 double median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -81,47 +85,58 @@ double measure_floor_gbps(Device device, bool quick) {
 }
 
 void write_json(const std::string& path, const std::vector<Row>& rows) {
-  std::ofstream out(path);
-  out << "[\n";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    out << "  {\"name\": \"" << r.name << "\", \"device\": \"" << r.device.str() << "\", \"median_ms\": " << r.median_ms
-        << ", \"min_ms\": " << r.min_ms << ", \"gbps\": " << r.gbps << ", \"floor_gbps\": " << r.floor_gbps
-        << ", \"floor_ratio\": " << (r.floor_gbps > 0 ? r.gbps / r.floor_gbps : 0) << ", \"bytes\": " << r.bytes
-        << ", \"repeats\": " << r.repeats;
-    if (!r.baseline.empty()) out << ", \"baseline\": \"" << r.baseline << "\", \"speedup_vs_baseline\": " << r.speedup;
-    if (!r.detail.empty()) out << ", \"detail\": \"" << r.detail << "\"";
-    out << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+  nlohmann::ordered_json records = nlohmann::ordered_json::array();
+  for (const Row& r : rows) {
+    nlohmann::ordered_json record = {{"name", r.name},
+                                     {"device", r.device.str()},
+                                     {"median_ms", r.median_ms},
+                                     {"min_ms", r.min_ms},
+                                     {"gbps", r.gbps},
+                                     {"floor_gbps", r.floor_gbps},
+                                     {"floor_ratio", r.floor_gbps > 0 ? r.gbps / r.floor_gbps : 0.0},
+                                     {"bytes", r.bytes},
+                                     {"repeats", r.repeats}};
+    if (!r.baseline.empty()) {
+      record["baseline"] = r.baseline;
+      record["speedup_vs_baseline"] = r.speedup;
+    }
+    if (!r.detail.empty()) record["detail"] = r.detail;
+    records.push_back(std::move(record));
   }
-  out << "]\n";
+  cli::write_json_file(path, records);
 }
 
-int usage(const char* argv0) {
-  std::fprintf(stderr,
-               "usage: %s [--filter REGEX] [--json FILE] [--quick] [--device cpu|cuda|all] [--list]\n"
-               "  Cases are named <op>/<variant>/<shape>/<device>; --filter matches that name.\n",
-               argv0);
-  return 2;
+struct Flags {
+  std::string filter = ".*", json, device = "all";
+  bool quick = false, list = false;
+};
+
+void add_flags(CLI::App& app, Flags& f) {
+  cli::add_text(app, "--filter", f.filter, "run the cases whose name <op>/<variant>/<shape>/<device> matches REGEX")
+      ->type_name("REGEX")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              std::regex check(text);
+            } catch (const std::regex_error& e) {
+              return "'" + text + "' is not a regular expression (" + e.what() + ")";
+            }
+            return "";
+          },
+          ""));
+  cli::add_output_path(app, "--json", f.json, "also write the records as JSON");
+  app.add_flag("--quick", f.quick, "fewer repeats and smaller inputs");
+  cli::add_choice(app, "--device", f.device, "devices to run on", {"cpu", "cuda", "all"});
+  app.add_flag("--list", f.list, "list the selected cases and exit");
 }
 
-int main_impl(int argc, char** argv) {
-  std::string filter = ".*", json, device_choice = "all";
+int main_impl(const Flags& flags) {
+  const std::string& filter = flags.filter;
+  const std::string& json = flags.json;
+  const std::string& device_choice = flags.device;
+  const bool list = flags.list;
   Options options;
-  bool list = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--filter") filter = value();
-    else if (a == "--json") json = value();
-    else if (a == "--quick") options.quick = true;
-    else if (a == "--device") device_choice = value();
-    else if (a == "--list") list = true;
-    else if (a == "--help" || a == "-h") return usage(argv[0]), 0;
-    else return usage(argv[0]);
-  }
+  options.quick = flags.quick;
   const std::regex pattern(filter);
   std::vector<Device> devices;
   for (Device d : bench_devices()) {
@@ -195,8 +210,14 @@ int main_impl(int argc, char** argv) {
 }  // namespace edgewise::bench
 
 int main(int argc, char** argv) {
+  CLI::App app("Times the registered cases and reports GB/s against this machine's memory-bandwidth floor.",
+               "edgewise-bench");
+  edgewise::bench::Flags flags;
+  edgewise::bench::add_flags(app, flags);
+  app.footer("Cases are named <op>/<variant>/<shape>/<device>; --filter matches that name.");
+  if (const std::optional<int> exit_code = edgewise::cli::parse(app, argc, argv)) return *exit_code;
   try {
-    return edgewise::bench::main_impl(argc, argv);
+    return edgewise::bench::main_impl(flags);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "edgewise-bench: %s\n", e.what());
     return 1;

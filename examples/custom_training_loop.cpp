@@ -2,6 +2,7 @@
 // the building blocks (Graph, GCNConv, autograd, Adam) instead of the Trainer.
 #include <cstdio>
 
+#include "edgewise/cli/flags.hpp"
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/gcn_conv.hpp"
 #include "edgewise/gnn/ops.hpp"
@@ -9,7 +10,10 @@
 #include "edgewise/gnn/synthetic.hpp"
 #include "edgewise/gnn/trainer.hpp"
 
-int main() {
+int main(int argc, char** argv) {
+  // No flags: --help describes the program; anything else is an error.
+  CLI::App app("A 2-layer GCN trained by a hand-written loop (no Trainer) on a synthetic graph.", "custom_training_loop");
+  if (const std::optional<int> exit_code = edgewise::cli::parse(app, argc, argv)) return *exit_code;
   using namespace edgewise::gnn;
   // Data: a planted-partition graph; prepare() builds the Graph (CSR) and features.
   PlantedPartitionParams params;

@@ -2,17 +2,20 @@
 // dataset or the built-in synthetic graph, with progress, metrics and a plot.
 //   edgewise-train [--dataset cora|PATH|synthetic] [--model gcn|sage|gin] [--runs N] ...
 //   edgewise-train --help   for every flag.
+// Exit status: 0 done, 2 bad flags (before anything is loaded), 1 any other failure
+// (the message names the file, key, flag or epoch).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <map>
+#include <limits>
 #include <numeric>
-#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "edgewise/cli/flags.hpp"
+#include "edgewise/cli/json_file.hpp"
 #include "edgewise/gnn/dataset.hpp"
 #include "edgewise/gnn/dataset_spec.hpp"
 #include "edgewise/gnn/models.hpp"
@@ -23,94 +26,112 @@ namespace {
 using namespace edgewise;
 using namespace edgewise::gnn;
 
-struct Flag {
-  const char* name;
-  const char* value;  // default shown in --help
-  const char* help;
+// Every flag's value, initialised to its default.
+struct Flags {
+  std::string dataset = "auto", data_dir, model = "gcn";
+  int64_t layers = 2, hidden = 16;
+  float dropout = 0.5f, lr = 0.01f, weight_decay = 5e-4f;
+  std::string optimizer = "adam";
+  int64_t epochs = 200, patience = 0;
+  std::string select = "best-valid";
+  uint64_t seed = 0;
+  int64_t runs = 1;
+  std::string device = "cpu", aggregation = "auto", form = "fused", features = "auto";
+  bool normalize_features = true;
+  std::string sage_aggr = "mean";
+  bool deterministic = false;
+  std::string nonfinite = "error";
+  int64_t log_every = 10;
+  std::string json, metrics, plot;
+  int64_t synthetic_nodes = 2708;
 };
 
-const Flag kFlags[] = {
-    {"dataset", "auto", "dataset name in the data dir (cora, citeseer, amazon_photo, coauthor_cs), a path to an .npz, "
-                        "'synthetic' (planted partition), 'rmat:N:E:F[:K]' (R-MAT, F features, K classes), or "
-                        "'auto' (cora when found, else synthetic)"},
-    {"data-dir", "", "where dataset names are looked up (default: $EDGEWISE_DATA_DIR, else ~/.cache/edgewise/datasets)"},
-    {"model", "gcn", "gcn, sage or gin"},
-    {"layers", "2", "number of graph convolutions"},
-    {"hidden", "16", "hidden features"},
-    {"dropout", "0.5", "dropout probability (input and between layers)"},
-    {"lr", "0.01", "learning rate"},
-    {"weight-decay", "5e-4", "weight decay (GCN: first layer only, as Kipf & Welling)"},
-    {"optimizer", "adam", "adam, adamw or sgd"},
-    {"epochs", "200", "training epochs"},
-    {"patience", "0", "early stopping: epochs without a better validation accuracy (0: off)"},
-    {"select", "best-valid", "reported model: best-valid (highest validation accuracy) or last (final epoch)"},
-    {"seed", "0", "seed of the first run (run i uses seed + i)"},
-    {"runs", "1", "independent runs (mean and std of the metrics are reported)"},
-    {"device", "cpu", "cpu, cuda or cuda:N"},
-    {"aggregation", "auto", "aggregation strategy: auto, segment or scatter"},
-    {"form", "fused", "message form: fused (spmm) or materialized ([E, C] messages)"},
-    {"features", "auto", "node features as auto, dense or sparse (CSR)"},
-    {"normalize-features", "1", "row-normalise features (PyG's NormalizeFeatures): 1 or 0"},
-    {"sage-aggr", "mean", "GraphSAGE aggregator: mean, sum or max (max-pool)"},
-    {"deterministic", "0", "1: only bitwise-reproducible aggregation paths"},
-    {"log-every", "10", "progress line every N epochs (0: quiet)"},
-    {"json", "", "write final metrics (test_acc_mean, test_acc_std, valid_acc_mean, epoch_ms_median, runs, ...)"},
-    {"metrics", "", "write the per-epoch log of the first run as CSV"},
-    {"plot", "", "write the training curves of the first run as SVG"},
-    {"synthetic-nodes", "2708", "synthetic graph: nodes"},
-};
-
-void usage() {
-  std::printf("usage: edgewise-train [--flag value]...\n");
-  for (const Flag& f : kFlags) std::printf("  --%-20s %s (default: %s)\n", f.name, f.help, f.value[0] ? f.value : "none");
+// One line per flag: a new flag is a field above and a line here.
+void add_flags(CLI::App& app, Flags& f) {
+  using namespace edgewise::cli;
+  constexpr RealRange kPositive{.min = 0, .min_inclusive = false};
+  constexpr RealRange kNonNegative{.min = 0};
+  add_text(app, "--dataset", f.dataset,
+           "dataset name in the data dir (cora, citeseer, amazon_photo, coauthor_cs), a path to an .npz, 'synthetic' "
+           "(planted partition), 'rmat:N:E:F[:K]' (R-MAT, F features, K classes), or 'auto' (cora when found, else "
+           "synthetic)");
+  add_text(app, "--data-dir", f.data_dir,
+           "where dataset names are looked up (default: $EDGEWISE_DATA_DIR, else ~/.cache/edgewise/datasets)");
+  add_choice(app, "--model", f.model, "model", {"gcn", "sage", "graphsage", "gin"});
+  add_int(app, "--layers", f.layers, "number of graph convolutions", 1);
+  add_int(app, "--hidden", f.hidden, "hidden features", 1);
+  add_real(app, "--dropout", f.dropout, "dropout probability (input and between layers)",
+           {.min = 0, .max = 1, .max_inclusive = false});
+  add_real(app, "--lr", f.lr, "learning rate", kPositive);
+  add_real(app, "--weight-decay", f.weight_decay, "weight decay (GCN: first layer only, as Kipf & Welling)",
+           kNonNegative);
+  add_choice(app, "--optimizer", f.optimizer, "optimizer", {"adam", "adamw", "sgd"});
+  add_int(app, "--epochs", f.epochs, "training epochs", 1);
+  add_int(app, "--patience", f.patience, "early stopping: epochs without a better validation accuracy (0: off)", 0);
+  add_choice(app, "--select", f.select,
+             "reported model: best-valid (highest validation accuracy) or last (final epoch)", {"best-valid", "last"});
+  add_uint64(app, "--seed", f.seed, "seed of the first run (run i uses seed + i)");
+  add_int(app, "--runs", f.runs, "independent runs (mean and std of the metrics are reported)", 1);
+  add_device(app, "--device", f.device, "device to train on");
+  add_choice(app, "--aggregation", f.aggregation, "aggregation strategy", {"auto", "segment", "scatter"});
+  add_choice(app, "--form", f.form, "message form: fused (spmm) or materialized ([E, C] messages)",
+             {"fused", "materialized"});
+  add_choice(app, "--features", f.features, "node features as auto, dense or sparse (CSR)",
+             {"auto", "dense", "sparse"});
+  add_bool(app, "--normalize-features", f.normalize_features, "row-normalise features (PyG's NormalizeFeatures)");
+  add_choice(app, "--sage-aggr", f.sage_aggr, "GraphSAGE aggregator (max: max-pool)", {"mean", "sum", "max"});
+  add_bool(app, "--deterministic", f.deterministic, "1: only bitwise-reproducible aggregation paths");
+  add_choice(app, "--nonfinite", f.nonfinite,
+             "a NaN or infinite training loss: error (stop, exit 1, naming the epoch) or warn (go on)",
+             {"error", "warn"});
+  add_int(app, "--log-every", f.log_every, "progress line every N epochs (0: quiet)", 0);
+  add_output_path(app, "--json", f.json,
+                  "write final metrics (test_acc_mean, test_acc_std, valid_acc_mean, epoch_ms_median, runs, ...)");
+  add_output_path(app, "--metrics", f.metrics, "write the per-epoch log of the first run (JSON if FILE ends in .json, "
+                                              "else CSV)");
+  add_output_path(app, "--plot", f.plot, "write the training curves of the first run as SVG");
+  add_int(app, "--synthetic-nodes", f.synthetic_nodes, "synthetic graph: nodes", 1);
 }
 
-std::map<std::string, std::string> parse(int argc, char** argv) {
-  std::map<std::string, std::string> values;
-  for (const Flag& f : kFlags) values[f.name] = f.value;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      usage();
-      std::exit(0);
-    }
-    if (a.rfind("--", 0) != 0 || !values.count(a.substr(2))) {
-      std::fprintf(stderr, "edgewise-train: unknown argument '%s' (see --help)\n", a.c_str());
-      std::exit(2);
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "edgewise-train: %s needs a value\n", a.c_str());
-      std::exit(2);
-    }
-    values[a.substr(2)] = argv[++i];
-  }
-  return values;
-}
-
-Dataset load(const std::map<std::string, std::string>& f, std::string& source) {
-  if (!f.at("data-dir").empty()) setenv("EDGEWISE_DATA_DIR", f.at("data-dir").c_str(), 1);
-  ResolvedDataset r = load_dataset_spec(f.at("dataset"), std::stoll(f.at("synthetic-nodes")));
+Dataset load(const Flags& f, std::string& source) {
+  if (!f.data_dir.empty()) setenv("EDGEWISE_DATA_DIR", f.data_dir.c_str(), 1);
+  ResolvedDataset r = load_dataset_spec(f.dataset, f.synthetic_nodes);
   source = r.description;
   return std::move(r.dataset);
 }
 
-double mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }
+// Statistics over the runs (there is always at least one: --runs >= 1).
+double mean(const std::vector<double>& v) {
+  return v.empty() ? std::nan("") : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
 double stddev(const std::vector<double>& v) {
   if (v.size() < 2) return 0.0;
   const double m = mean(v);
   double s = 0;
   for (double x : v) s += (x - m) * (x - m);
-  return std::sqrt(s / (v.size() - 1));
+  return std::sqrt(s / static_cast<double>(v.size() - 1));
+}
+double median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
-int run(int argc, char** argv) {
-  const auto f = parse(argc, argv);
-  const Device device = Device::parse(f.at("device"));
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int train(const Flags& f) {
+  const Device device = Device::parse(f.device);
   std::string source;
   Dataset dataset = load(f, source);
+  // Test accuracy is what this program reports: without test nodes it would print 0 %.
+  if (dataset.test_idx.empty())
+    throw std::invalid_argument("dataset '" + dataset.name + "' has no test nodes (test_idx is missing or empty)" +
+                                (f.dataset == "synthetic" ? "; use more --synthetic-nodes" : ""));
   PrepareOptions prep;
-  prep.features = parse_feature_format(f.at("features"));
-  prep.normalize_features = f.at("normalize-features") != "0";
+  prep.features = parse_feature_format(f.features);
+  prep.normalize_features = f.normalize_features;
   TrainData data = prepare(dataset, device, prep);
   std::printf("edgewise-train: %s — %lld nodes, %lld edges, %lld features (%s), %lld classes, splits %lld/%lld/%lld, "
               "device %s\n",
@@ -121,40 +142,39 @@ int run(int argc, char** argv) {
               device.str().c_str());
 
   ModelConfig config;
-  config.kind = parse_model_kind(f.at("model"));
+  config.kind = parse_model_kind(f.model);
   config.in_features = data.features.cols();
-  config.hidden_features = std::stoll(f.at("hidden"));
+  config.hidden_features = f.hidden;
   config.out_features = data.num_classes;
-  config.layers = std::stoll(f.at("layers"));
-  config.dropout = std::stof(f.at("dropout"));
-  config.sage_aggregator = parse_sage_aggregator(f.at("sage-aggr"));
-  config.aggregation.strategy = parse_strategy(f.at("aggregation"));
-  config.aggregation.form = f.at("form") == "materialized" ? MessageForm::Materialized : MessageForm::Fused;
-  set_deterministic(f.at("deterministic") != "0");
+  config.layers = f.layers;
+  config.dropout = f.dropout;
+  config.sage_aggregator = parse_sage_aggregator(f.sage_aggr);
+  config.aggregation.strategy = parse_strategy(f.aggregation);
+  config.aggregation.form = f.form == "materialized" ? MessageForm::Materialized : MessageForm::Fused;
+  set_deterministic(f.deterministic);
 
-  const int runs = std::stoi(f.at("runs"));
-  const uint64_t seed0 = std::stoull(f.at("seed"));
   std::vector<double> test, valid, train, epoch_ms, seconds;
+  TrainResult first_run;
   reset_peak_memory(device);
   const std::size_t baseline_bytes = memory_stats(device).current_bytes;
-  for (int r = 0; r < runs; ++r) {
-    Generator generator(seed0 + static_cast<uint64_t>(r));
+  for (int64_t r = 0; r < f.runs; ++r) {
+    const uint64_t seed = f.seed + static_cast<uint64_t>(r);
+    Generator generator(seed);
     auto model = make_model(config, generator, device);
     if (r == 0) std::printf("model: %s, %lld parameters\n", model->describe().c_str(),
                             static_cast<long long>(model->num_parameters()));
     TrainerOptions options;
-    options.epochs = std::stoll(f.at("epochs"));
-    options.lr = std::stof(f.at("lr"));
-    options.weight_decay = std::stof(f.at("weight-decay"));
-    options.optimizer = parse_optimizer(f.at("optimizer"));
-    options.patience = std::stoll(f.at("patience"));
-    options.selection = parse_model_selection(f.at("select"));
-    options.seed = seed0 + static_cast<uint64_t>(r);
-    options.log_every = runs > 1 && r > 0 ? 0 : std::stoll(f.at("log-every"));
-    if (r == 0) {
-      options.metrics_csv = f.at("metrics");
-      options.plot_svg = f.at("plot");
-    }
+    options.epochs = f.epochs;
+    options.lr = f.lr;
+    options.weight_decay = f.weight_decay;
+    options.optimizer = parse_optimizer(f.optimizer);
+    options.patience = f.patience;
+    options.selection = parse_model_selection(f.select);
+    options.seed = seed;
+    options.log_every = r > 0 ? 0 : f.log_every;
+    options.nonfinite_loss = parse_nonfinite_loss(f.nonfinite);
+    // The output files are written below, after the summary, so that a failed
+    // write never loses the results.
     Trainer trainer(*model, data, options);
     TrainResult result = trainer.fit();
     test.push_back(result.test_acc);
@@ -162,30 +182,49 @@ int run(int argc, char** argv) {
     train.push_back(result.train_acc);
     epoch_ms.push_back(result.epoch_ms_median);
     seconds.push_back(result.total_seconds);
-    std::printf("run %d/%d (seed %llu): test %.2f %%  valid %.2f %%  (best epoch %lld)  %.3f ms/epoch  %.2f s\n", r + 1,
-                runs, static_cast<unsigned long long>(seed0 + r), 100 * result.test_acc, 100 * result.best_valid_acc,
-                static_cast<long long>(result.best_epoch), result.epoch_ms_median, result.total_seconds);
+    std::printf("run %lld/%lld (seed %llu): test %.2f %%  valid %.2f %%  (best epoch %lld)  %.3f ms/epoch  %.2f s\n",
+                static_cast<long long>(r + 1), static_cast<long long>(f.runs), static_cast<unsigned long long>(seed),
+                100 * result.test_acc, 100 * result.best_valid_acc, static_cast<long long>(result.best_epoch),
+                result.epoch_ms_median, result.total_seconds);
+    if (r == 0) first_run = std::move(result);
   }
-  std::vector<double> sorted_ms = epoch_ms;
-  std::sort(sorted_ms.begin(), sorted_ms.end());
-  const double ms_median = sorted_ms[sorted_ms.size() / 2];
-  std::printf("\n%s on %s: test accuracy %.2f ± %.2f %% over %d run(s) (valid %.2f %%), %.3f ms/epoch (median), "
+  const double ms_median = median(epoch_ms);
+  std::printf("\n%s on %s: test accuracy %.2f ± %.2f %% over %lld run(s) (valid %.2f %%), %.3f ms/epoch (median), "
               "%.2f s per run\n",
-              to_string(config.kind), dataset.name.c_str(), 100 * mean(test), 100 * stddev(test), runs,
-              100 * mean(valid), ms_median, mean(seconds));
+              to_string(config.kind), dataset.name.c_str(), 100 * mean(test), 100 * stddev(test),
+              static_cast<long long>(f.runs), 100 * mean(valid), ms_median, mean(seconds));
   const double peak_mb = static_cast<double>(memory_stats(device).peak_bytes - baseline_bytes) / 1e6;
   std::printf("peak memory during training (beyond the loaded data): %.1f MB on %s\n", peak_mb, device.str().c_str());
-  if (!f.at("plot").empty()) std::printf("training curves: %s\n", f.at("plot").c_str());
-  if (!f.at("json").empty()) {
-    std::ofstream out(f.at("json"));
-    out << "{\"dataset\": \"" << dataset.name << "\", \"model\": \"" << to_string(config.kind)
-        << "\", \"device\": \"" << device.str() << "\", \"runs\": " << runs << ", \"test_acc_mean\": " << mean(test)
-        << ", \"test_acc_std\": " << stddev(test) << ", \"valid_acc_mean\": " << mean(valid)
-        << ", \"train_acc_mean\": " << mean(train) << ", \"epoch_ms_median\": " << ms_median
-        << ", \"seconds_per_run\": " << mean(seconds) << ", \"peak_training_memory_mb\": " << peak_mb
-        << ", \"form\": \"" << f.at("form") << "\", \"test_acc\": [";
-    for (size_t i = 0; i < test.size(); ++i) out << (i ? ", " : "") << test[i];
-    out << "]}\n";
+  std::fflush(stdout);
+
+  if (!f.metrics.empty()) {
+    if (ends_with(f.metrics, ".json")) {
+      write_metrics_json(f.metrics, first_run);
+    } else {
+      write_metrics_csv(f.metrics, first_run.history);
+    }
+    std::printf("per-epoch metrics: %s\n", f.metrics.c_str());
+  }
+  if (!f.plot.empty()) {
+    write_training_curves_svg(f.plot, first_run.history, dataset.name);
+    std::printf("training curves: %s\n", f.plot.c_str());
+  }
+  if (!f.json.empty()) {
+    nlohmann::ordered_json out = {{"dataset", dataset.name},
+                                  {"model", to_string(config.kind)},
+                                  {"device", device.str()},
+                                  {"runs", f.runs},
+                                  {"test_acc_mean", mean(test)},
+                                  {"test_acc_std", stddev(test)},
+                                  {"valid_acc_mean", mean(valid)},
+                                  {"train_acc_mean", mean(train)},
+                                  {"epoch_ms_median", ms_median},
+                                  {"seconds_per_run", mean(seconds)},
+                                  {"peak_training_memory_mb", peak_mb},
+                                  {"form", f.form},
+                                  {"test_acc", test}};
+    cli::write_json_file(f.json, out);
+    std::printf("final metrics: %s\n", f.json.c_str());
   }
   return 0;
 }
@@ -193,8 +232,13 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  CLI::App app("Full-batch node classification (GCN, GraphSAGE or GIN) with progress, metrics and a plot.",
+               "edgewise-train");
+  Flags flags;
+  add_flags(app, flags);
+  if (const std::optional<int> exit_code = edgewise::cli::parse(app, argc, argv)) return *exit_code;
   try {
-    return run(argc, argv);
+    return train(flags);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "edgewise-train: %s\n", e.what());
     return 1;

@@ -289,10 +289,10 @@ TEST(LoadDataset, InconsistentArchivesAreRejectedWithTheKeyAndValue) {
   fails(p, {"required key 'num_nodes' is missing"});
   p = {};
   p.labels[4] = -3;
-  fails(p, {"labels[4] (-3) must lie in [0, num_classes = 3)"});
+  fails(p, {"key 'node_label' holds labels[4] (-3) outside [0, num_classes)"});
   p = {};
   p.extra["num_classes"] = npy_of("<i8", std::vector<int64_t>{2}, {});
-  fails(p, {"labels[2] (2) must lie in [0, num_classes = 2)"});
+  fails(p, {"key 'node_label' holds labels[2] (2) outside [0, num_classes = 2)"});
   p = {};
   p.labels.pop_back();
   fails(p, {"key 'node_label' must have shape (N,) or (N, 1) with N = 6, got (5,)"});
@@ -317,6 +317,76 @@ TEST(LoadDataset, InconsistentArchivesAreRejectedWithTheKeyAndValue) {
   p = {};
   p.num_nodes = -2;
   fails(p, {"key 'num_nodes' is negative (-2)"});
+}
+
+TEST(LoadDataset, NonFiniteFeaturesAreNamedWithTheFirstPosition) {
+  TempDir dir;
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity()}) {
+    Parts p;
+    p.feat[2 * 4 + 1] = bad;  // [2, 1]
+    p.feat[4 * 4 + 3] = bad;  // [4, 3]: a later one, not reported
+    const std::string path = write_parts(dir, p, "nan.npz");
+    for (FeatureFormat f : {FeatureFormat::Dense, FeatureFormat::Sparse, FeatureFormat::Auto}) {
+      SCOPED_TRACE(gnn::to_string(f));
+      expect_error<DataFileError>([&] { (void)gnn::load_dataset(path, {.features = f}); },
+                                  {"nan.npz", "key 'node_feat'", "non-finite", "at [2, 1]"});
+    }
+  }
+  // float64 input goes through the conversion path.
+  Parts p;
+  std::vector<double> feat(p.feat.begin(), p.feat.end());
+  feat[5] = std::numeric_limits<double>::quiet_NaN();  // [1, 1]
+  p.extra["node_feat"] = npy_of("<f8", feat, {6, 4});
+  const std::string path = write_parts(dir, p, "nan64.npz");
+  expect_error<DataFileError>([&] { (void)gnn::load_dataset(path); }, {"key 'node_feat'", "at [1, 1]"});
+}
+
+TEST(LoadDataset, ClassCountsAreCheckedOrSanelyInferred) {
+  TempDir dir;
+  const auto fails = [&](Parts p, std::initializer_list<std::string> parts) {
+    const std::string path = write_parts(dir, p, "labels.npz");
+    expect_error<DataFileError>([&] { (void)gnn::load_dataset(path); }, parts);
+  };
+  Parts p;
+  p.labels[3] = int64_t{1} << 40;  // inferred: 2^40 + 1 classes for 6 nodes
+  fails(p, {"key 'node_label'", "labels[3] (1099511627776)", "more than the 6 nodes"});
+  p.extra["num_classes"] = npy_of("<i8", std::vector<int64_t>{3}, {});
+  fails(p, {"key 'node_label'", "labels[3] (1099511627776) outside [0, num_classes = 3)"});
+  p = {};
+  p.extra["num_classes"] = npy_of("<i8", std::vector<int64_t>{int64_t{1} << 40}, {});
+  fails(p, {"key 'num_classes' (1099511627776) must lie in [1, "});
+  p.extra["num_classes"] = npy_of("<i8", std::vector<int64_t>{0}, {});
+  fails(p, {"key 'num_classes' (0) must lie in [1, "});
+  p = {};
+  p.labels[5] = 5;  // max + 1 = 6 classes for 6 nodes: allowed
+  EXPECT_EQ(gnn::load_dataset(write_parts(dir, p, "six.npz")).num_classes, 6);
+}
+
+TEST(LoadDataset, AnEmptySplitKeyIsNamed) {
+  TempDir dir;
+  for (const char* key : {"train_idx", "valid_idx", "test_idx"}) {
+    Parts p;
+    (std::string(key) == "train_idx" ? p.train : std::string(key) == "valid_idx" ? p.valid : p.test).clear();
+    const std::string path = write_parts(dir, p, "split.npz");
+    expect_error<DataFileError>([&] { (void)gnn::load_dataset(path); },
+                                {"key '" + std::string(key) + "' is empty"});
+  }
+}
+
+TEST(Dataset, ValidateRejectsNonFiniteFeaturesInEitherFormat) {
+  Dataset d;
+  d.name = "mem";
+  d.num_nodes = 3;
+  d.features.rows = 3;
+  d.features.cols = 2;
+  d.features.dense = {0, 1, 2, std::numeric_limits<float>::quiet_NaN(), 4, 5};
+  expect_error<std::invalid_argument>([&] { d.validate(); }, {"dataset 'mem'", "features[1, 1] (nan) must be finite"});
+  d.features.to_sparse();
+  expect_error<std::invalid_argument>([&] { d.validate(); }, {"features[1, 1] (nan) must be finite"});
+  d.features.to_dense();
+  d.features.dense[3] = 3;
+  EXPECT_NO_THROW(d.validate());
 }
 
 TEST(LoadDataset, NamesAreLookedUpInTheDataDirectory) {

@@ -139,7 +139,8 @@ TEST_P(MiniBatchTest, FullNeighbourhoodBlocksGiveTheFullGraphOutputs) {
 INSTANTIATE_TEST_SUITE_P(Devices, MiniBatchTest, testing::ValuesIn(all_devices()), device_name);
 
 MiniBatchTrainResult train(const TrainData& data, SeedOrder order, uint64_t seed, int64_t epochs = 8,
-                           ModelSelection selection = ModelSelection::BestValidation) {
+                           ModelSelection selection = ModelSelection::BestValidation, float lr = 0.01f,
+                           NonFiniteLoss nonfinite = NonFiniteLoss::Error) {
   ModelConfig c;
   c.in_features = data.features.cols();
   c.hidden_features = 16;
@@ -156,6 +157,8 @@ MiniBatchTrainResult train(const TrainData& data, SeedOrder order, uint64_t seed
   o.eval_every = 4;
   o.seed_order = order;
   o.selection = selection;
+  o.lr = lr;
+  o.nonfinite_loss = nonfinite;
   MiniBatchTrainer trainer(model, data, o);
   return trainer.fit();
 }
@@ -192,6 +195,26 @@ TEST(MiniBatchTrainer, ReportsTheSelectedEvaluatedEpoch) {
   for (int64_t e : {4, 8, 10}) top = std::max(top, best.history[static_cast<size_t>(e - 1)].valid_acc);
   EXPECT_EQ(best.best_valid_acc, top);
   EXPECT_EQ(best.test_acc, best.history[static_cast<size_t>(best.best_epoch - 1)].test_acc);
+}
+
+// lr 1e30: the first Adam step blows the weights up, so a later batch's loss is not finite.
+TEST(MiniBatchTrainer, NonFiniteLossStopsTrainingNamingEpochAndBatch) {
+  const TrainData data = small_task(Device::cpu());
+  SerialOpenMP serial;
+  try {
+    (void)train(data, SeedOrder::Shuffle, 1, 3, ModelSelection::BestValidation, 1e30f);
+    ADD_FAILURE() << "a diverged run finished without an error";
+  } catch (const NonFiniteLossError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("MiniBatchTrainer: the training loss is"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("at epoch " + std::to_string(e.epoch()) + ", batch "), std::string::npos) << msg;
+  }
+  for (SeedOrder order : {SeedOrder::Shuffle, SeedOrder::LossPrioritized}) {
+    testing::internal::CaptureStderr();
+    const MiniBatchTrainResult r = train(data, order, 1, 3, ModelSelection::BestValidation, 1e30f, NonFiniteLoss::Warn);
+    EXPECT_NE(testing::internal::GetCapturedStderr().find("warning"), std::string::npos);
+    EXPECT_EQ(r.history.size(), 3u) << "seed order " << static_cast<int>(order);
+  }
 }
 
 TEST(MiniBatchTrainer, RejectsFanoutsThatDoNotMatchTheModel) {

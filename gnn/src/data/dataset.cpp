@@ -5,6 +5,7 @@
 #include <cctype>
 #include <limits>
 
+#include "data/finite_scan.hpp"
 #include "data/nonzero_scan.hpp"
 #include "data/parallel.hpp"
 #include "edgewise/kernels/common/check.hpp"
@@ -127,6 +128,9 @@ void Dataset::validate() const {
     EW_REQUIRE(static_cast<int64_t>(f.dense.size()) == f.rows * f.cols, "dataset '", name, "': features.dense.size() (",
                f.dense.size(), ") must equal ", f.rows, " x ", f.cols);
   }
+  if (const auto bad = first_nonfinite(f))
+    detail::throw_invalid_argument("dataset '", name, "': features[", bad->row, ", ", bad->col, "] (", bad->value,
+                                   ") must be finite");
 }
 
 }  // namespace edgewise::gnn

@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "data/finite_scan.hpp"
 #include "data/nonzero_scan.hpp"
 #include "edgewise/gnn/dataset.hpp"
 #include "edgewise/kernels/common/check.hpp"
@@ -134,6 +135,39 @@ class Loader {
     return f;
   }
 
+  // The class count: the num_classes key (checked against the labels), else
+  // max(label) + 1 with every label >= 0 and no more classes than nodes.
+  int64_t num_classes(const Dataset& d) const {
+    const auto& labels = d.labels;
+    if (has("num_classes")) {
+      const int64_t c = archive_.read("num_classes").scalar<int64_t>();
+      if (c < 0 || c > kMaxClasses || (c == 0 && !labels.empty()))
+        fail("num_classes", "(" + std::to_string(c) + ") must lie in [" + (labels.empty() ? "0" : "1") + ", " +
+                                std::to_string(kMaxClasses) + "]");
+      for (size_t i = 0; i < labels.size(); ++i) {
+        if (labels[i] < 0 || labels[i] >= c)
+          fail("node_label", "holds labels[" + std::to_string(i) + "] (" + std::to_string(labels[i]) +
+                                 ") outside [0, num_classes = " + std::to_string(c) + ")");
+      }
+      return c;
+    }
+    if (labels.empty()) return 0;
+    size_t top = 0;
+    for (size_t i = 0; i < labels.size(); ++i) {
+      if (labels[i] < 0)
+        fail("node_label", "holds labels[" + std::to_string(i) + "] (" + std::to_string(labels[i]) +
+                               ") outside [0, num_classes) (labels must be >= 0)");
+      if (labels[i] > labels[top]) top = i;
+    }
+    const int64_t max_label = labels[top];
+    if (max_label >= d.num_nodes || max_label >= kMaxClasses)
+      fail("node_label", "holds labels[" + std::to_string(top) + "] (" + std::to_string(max_label) +
+                             "), which would make max(label) + 1 classes, more than the " +
+                             std::to_string(d.num_nodes) +
+                             " nodes (a corrupt label? store a num_classes key if that many classes are meant)");
+    return max_label + 1;
+  }
+
   Dataset load() const {
     Dataset d;
     d.name = std::filesystem::path(file_).stem().string();
@@ -152,20 +186,23 @@ class Loader {
         fail("node_label", "must have shape (N,) or (N, 1) with N = " + std::to_string(d.num_nodes) + ", got " +
                                shape_str(shape));
     }
-    if (has("num_classes")) {
-      d.num_classes = archive_.read("num_classes").scalar<int64_t>();
-    } else if (!d.labels.empty()) {
-      d.num_classes = *std::max_element(d.labels.begin(), d.labels.end()) + 1;
-    }
+    d.num_classes = num_classes(d);
     const std::pair<const char*, std::vector<int64_t>*> splits[] = {
         {"train_idx", &d.train_idx}, {"valid_idx", &d.valid_idx}, {"test_idx", &d.test_idx}};
     for (auto [key, list] : splits) {
       if (!has(key)) continue;
       *list = int64_array(key, &shape);
       if (shape.size() != 1) fail(key, "must be 1-D, got shape " + shape_str(shape));
+      if (list->empty()) fail(key, "is empty (leave the key out when there is no such split)");
     }
     if (has("node_feat")) {
       d.features = features(d.num_nodes);
+      if (const auto bad = first_nonfinite(d.features)) {
+        std::ostringstream what;
+        what << "holds a non-finite value (" << bad->value << ") at [" << bad->row << ", " << bad->col
+             << "] (features must be finite)";
+        fail("node_feat", what.str());
+      }
     } else {
       d.features.rows = d.num_nodes;
       d.features.format = options_.features == FeatureFormat::Sparse ? FeatureFormat::Sparse : FeatureFormat::Dense;

@@ -14,6 +14,7 @@
 #include "edgewise/kernels/common/philox.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
 #include "train/epoch_selection.hpp"
+#include "train/loss_guard.hpp"
 
 namespace edgewise::gnn {
 
@@ -38,6 +39,9 @@ std::vector<int64_t> shuffled(const std::vector<int64_t>& nodes, uint64_t seed, 
 }
 
 float priority_of(float loss, const MiniBatchTrainerOptions& o) {
+  // A non-finite loss (training on under NonFiniteLoss::Warn) gets the floor priority:
+  // the sum tree only takes finite priorities.
+  if (!std::isfinite(loss)) loss = 0.0f;
   return std::pow(std::max(loss, 0.0f) + o.priority_eps, o.priority_alpha);
 }
 }  // namespace
@@ -55,7 +59,10 @@ MiniBatchTrainer::MiniBatchTrainer(MiniBatchSAGE& model, const TrainData& data, 
   EW_REQUIRE(options_.epochs >= 1, kOp, ": epochs (", options_.epochs, ") must be >= 1");
   EW_REQUIRE(options_.batch_size >= 1, kOp, ": batch_size (", options_.batch_size, ") must be >= 1");
   EW_REQUIRE(options_.eval_every >= 1, kOp, ": eval_every (", options_.eval_every, ") must be >= 1");
-  EW_REQUIRE(!train_nodes_.empty(), kOp, ": the training split of '", data.name, "' is empty");
+  EW_REQUIRE(!train_nodes_.empty(), kOp, ": the training split (train_idx) of '", data.name, "' is empty");
+  EW_REQUIRE(data.valid_idx.numel() > 0 || (options_.selection == ModelSelection::LastEpoch && options_.patience == 0),
+             kOp, ": the validation split (valid_idx) of '", data.name,
+             "' is empty: best-valid selection and early stopping need it (use ModelSelection::LastEpoch, patience 0)");
   EW_REQUIRE(static_cast<int64_t>(options_.fanouts.size()) == model.num_layers(), kOp, ": ", options_.fanouts.size(),
              " fanouts for a model of ", model.num_layers(), " layers");
 }
@@ -85,6 +92,7 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
   std::vector<double> rates;
   double sample_seconds = 0, train_seconds = 0;
   train_detail::EpochSelector selector(options_.selection);
+  train_detail::LossGuard loss_guard("MiniBatchTrainer", options_.nonfinite_loss);
   int64_t since_best = 0;
   const auto start = Clock::now();
   for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
@@ -119,9 +127,11 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
       Variable logits = model_.forward(mb, x, generator_);
       std::vector<float> per_node;
       Variable loss = weighted_cross_entropy(logits, batch_labels, weights, seeds ? &per_node : nullptr);
+      const double batch_loss = loss.value().to_host_vector()[0];
+      loss_guard.check(batch_loss, epoch, b);
       loss.backward();
       optimizer.step();
-      loss_sum += loss.value().to_host_vector()[0];
+      loss_sum += batch_loss;
       if (seeds) {
         std::vector<float> priority(per_node.size());
         for (size_t i = 0; i < per_node.size(); ++i) priority[i] = priority_of(per_node[i], options_);
@@ -166,7 +176,7 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
   result.total_seconds = seconds_between(start, Clock::now());
   selector.finish(result);
   std::sort(rates.begin(), rates.end());
-  result.batches_per_second = rates[rates.size() / 2];
+  result.batches_per_second = rates.empty() ? 0.0 : rates[rates.size() / 2];
   result.sampling_fraction = train_seconds > 0 ? sample_seconds / train_seconds : 0.0;
   return result;
 }

@@ -9,6 +9,7 @@
 #include "edgewise/gnn/ops.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "train/epoch_selection.hpp"
+#include "train/loss_guard.hpp"
 
 namespace edgewise::gnn {
 
@@ -62,7 +63,10 @@ ModelSelection parse_model_selection(const std::string& name) {
 Trainer::Trainer(NodeClassifier& model, const TrainData& data, TrainerOptions options)
     : model_(model), data_(data), options_(std::move(options)), generator_(options_.seed) {
   EW_REQUIRE(options_.epochs >= 1, "Trainer: epochs (", options_.epochs, ") must be >= 1");
-  EW_REQUIRE(data.train_idx.numel() > 0, "Trainer: the training split of '", data.name, "' is empty");
+  EW_REQUIRE(data.train_idx.numel() > 0, "Trainer: the training split (train_idx) of '", data.name, "' is empty");
+  EW_REQUIRE(data.valid_idx.numel() > 0 || (options_.selection == ModelSelection::LastEpoch && options_.patience == 0),
+             "Trainer: the validation split (valid_idx) of '", data.name,
+             "' is empty: best-valid selection and early stopping need it (use ModelSelection::LastEpoch, patience 0)");
 }
 
 double Trainer::evaluate(const IndexTensor& rows) {
@@ -74,7 +78,11 @@ double Trainer::evaluate(const IndexTensor& rows) {
 }
 
 TrainResult Trainer::fit() {
+  // Before any work, so a bad path costs nothing.
+  for (const std::string* path : {&options_.metrics_csv, &options_.metrics_json, &options_.plot_svg})
+    if (!path->empty()) check_writable_file(*path);
   auto optimizer = make_optimizer(model_, options_);
+  train_detail::LossGuard loss_guard("Trainer", options_.nonfinite_loss);
   TrainResult result;
   const auto start = Clock::now();
   train_detail::EpochSelector selector(options_.selection);
@@ -88,6 +96,7 @@ TrainResult Trainer::fit() {
     Variable logits = model_.forward(data_.graph, data_.features, generator_);
     Variable loss = cross_entropy(logits, data_.labels, data_.train_idx);
     rec.loss = loss.value().to_host_vector()[0];
+    loss_guard.check(rec.loss, epoch);
     loss.backward();
     optimizer->step();
     synchronize(data_.labels.device());

@@ -53,6 +53,7 @@ struct Features {
 //            (CiteSeer's 15 featureless nodes have label 0) and belong to no split.
 // train_idx, valid_idx, test_idx: node ids, strictly ascending, pairwise
 //            disjoint, in [0, N); any may be empty.
+// features   [N, F], every value finite.
 struct Dataset {
   std::string name;
   int64_t num_nodes = 0;
@@ -73,6 +74,10 @@ struct Dataset {
   // position and value.
   void validate() const;
 };
+
+// The most classes load_dataset accepts from a file (a bigger count is taken for a
+// corrupt file, not allocated).
+inline constexpr int64_t kMaxClasses = int64_t{1} << 20;
 
 struct LoadOptions {
   FeatureFormat features = FeatureFormat::Auto;
@@ -97,6 +102,12 @@ std::filesystem::path resolve_dataset_path(std::string_view name_or_path);
 // [N, F] (float32, float64, integer or bool; converted to float32), node_label
 // [N] or [N, 1] integer, train_idx / valid_idx / test_idx integer, num_classes
 // (scalar; default max(label) + 1). Other keys are ignored.
+//
+// Beyond the shapes, the file must make a trainable dataset: every node_feat value
+// finite (the first NaN / infinity is named with its [row, column]); labels in
+// [0, num_classes) — an inferred class count (max(label) + 1) may not exceed
+// num_nodes, and a stored one may not exceed kMaxClasses; a split key, when present,
+// is not empty (leave the key out for "no such split").
 //
 // Features: with Sparse (or Auto on sparse data) a float32 C-order node_feat is
 // inflated in row chunks straight into CSR, never materialising the dense

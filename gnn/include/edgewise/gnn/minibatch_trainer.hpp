@@ -63,6 +63,7 @@ struct MiniBatchTrainerOptions {
   int64_t patience = 0;         // stop after this many evaluations without a better validation accuracy (0: never)
   ModelSelection selection = ModelSelection::BestValidation;  // LastEpoch: the last evaluated epoch
   int64_t log_every = 1;        // progress line every this many epochs (0: silent)
+  NonFiniteLoss nonfinite_loss = NonFiniteLoss::Error;  // checked per batch
 };
 
 struct MiniBatchTrainResult : TrainResult {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,28 @@ ModelSelection parse_model_selection(const std::string& name);
 
 struct EpochRecord;
 
+// What fit() does when an epoch's training loss is NaN or infinite (the run has
+// diverged: a learning rate far too high, or bad input).
+enum class NonFiniteLoss {
+  Error,  // throw NonFiniteLossError naming the epoch, before that epoch's update
+  Warn,   // print one warning on stderr and go on
+};
+// "error" or "warn"; std::invalid_argument otherwise.
+NonFiniteLoss parse_nonfinite_loss(const std::string& name);
+
+// Thrown by fit() under NonFiniteLoss::Error.
+class NonFiniteLossError : public std::runtime_error {
+ public:
+  NonFiniteLossError(const std::string& message, int64_t epoch, double loss)
+      : std::runtime_error(message), epoch_(epoch), loss_(loss) {}
+  int64_t epoch() const { return epoch_; }  // 1-based
+  double loss() const { return loss_; }
+
+ private:
+  int64_t epoch_;
+  double loss_;
+};
+
 struct TrainerOptions {
   int64_t epochs = 200;
   float lr = 0.01f;
@@ -56,7 +79,10 @@ struct TrainerOptions {
   ModelSelection selection = ModelSelection::BestValidation;
   uint64_t seed = 0;          // dropout stream
   int64_t log_every = 10;     // progress line every this many epochs (0: silent)
-  std::string metrics_csv;    // per-epoch log, written at the end when set
+  NonFiniteLoss nonfinite_loss = NonFiniteLoss::Error;
+  // Output files, checked writable (check_writable_file) before the first epoch and
+  // written at the end when set.
+  std::string metrics_csv;    // per-epoch log
   std::string metrics_json;
   std::string plot_svg;       // training curves
   // Called after every epoch (after its progress line); returning false stops training
@@ -93,7 +119,14 @@ class Trainer {
   Generator generator_;
 };
 
-// Writes the history as CSV, JSON and an SVG plot (loss and accuracies per epoch).
+// Throws std::invalid_argument "cannot write '<path>': <reason>" unless a file at
+// `path` can be opened for writing. An existing file is left as it is (opened for
+// appending, nothing written); a file created by the check is removed again.
+void check_writable_file(const std::string& path);
+
+// Writes the history as CSV, JSON (NaN and infinities as null) and an SVG plot
+// (loss and accuracies per epoch; `title`, e.g. the dataset name, is escaped).
+// Each throws std::runtime_error naming the path when the file cannot be written.
 void write_metrics_csv(const std::string& path, const std::vector<EpochRecord>& history);
 void write_metrics_json(const std::string& path, const TrainResult& result);
 void write_training_curves_svg(const std::string& path, const std::vector<EpochRecord>& history,

@@ -1,0 +1,281 @@
+"""Program-level checks of edgewise-train, edgewise-bench and minibatch_sage.
+
+Bad flags exit with status 2 before any data is loaded, and stderr names the flag
+and the value; unwritable output paths fail before training with the path named;
+output files stay valid JSON / SVG whatever the dataset is called; NaN becomes null.
+The programs come from $EDGEWISE_TRAIN, $EDGEWISE_BENCH, $EDGEWISE_MINIBATCH_SAGE
+(set by ctest).
+"""
+import json
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+TRAIN = os.environ.get("EDGEWISE_TRAIN", "")
+BENCH = os.environ.get("EDGEWISE_BENCH", "")
+MINIBATCH = os.environ.get("EDGEWISE_MINIBATCH_SAGE", "")
+
+# A fast run: a small synthetic graph, a couple of epochs, no progress lines.
+FAST = ["--dataset", "synthetic", "--synthetic-nodes", "1000", "--epochs", "2", "--log-every", "0"]
+
+needs_train = pytest.mark.skipif(not TRAIN, reason="edgewise-train not built ($EDGEWISE_TRAIN unset; run via ctest)")
+needs_bench = pytest.mark.skipif(not BENCH, reason="edgewise-bench not built ($EDGEWISE_BENCH unset; run via ctest)")
+needs_minibatch = pytest.mark.skipif(not MINIBATCH, reason="minibatch_sage not built ($EDGEWISE_MINIBATCH_SAGE unset)")
+
+
+def run(program, *args, cwd=None):
+    return subprocess.run([program, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+# (flags, text stderr must hold). Each must fail with exit status 2 and print nothing on stdout
+# (the dataset line would mean data was loaded first).
+BAD_TRAIN_FLAGS = [
+    (["--runs", "0"], "--runs: '0' is out of range (must be >= 1)"),
+    (["--runs", "-1"], "--runs: '-1' is out of range"),
+    (["--epochs", "1e3"], "--epochs: '1e3' is not an integer"),
+    (["--epochs", "12x"], "--epochs: '12x' is not an integer"),
+    (["--epochs", "0"], "--epochs: '0' is out of range"),
+    (["--epochs=abc"], "--epochs: 'abc' is not an integer"),
+    (["--epochs", "99999999999999999999"], "--epochs: '99999999999999999999' is out of the 64-bit integer range"),
+    (["--lr", "0.01abc"], "--lr: '0.01abc' is not a number"),
+    (["--lr", "abc"], "--lr: 'abc' is not a number"),
+    (["--lr", "inf"], "--lr: 'inf' is out of range"),
+    (["--lr", "nan"], "--lr: 'nan' is out of range"),
+    (["--lr", "0"], "--lr: '0' is out of range"),
+    (["--lr", "1e39"], "--lr: '1e39' is out of range"),  # finite as a double, not as a float
+    (["--dropout", "1"], "--dropout: '1' is out of range"),
+    (["--dropout", "-0.1"], "--dropout: '-0.1' is out of range"),
+    (["--weight-decay", "-1"], "--weight-decay: '-1' is out of range"),
+    (["--seed", "-1"], "--seed: '-1' is not a non-negative 64-bit integer"),
+    (["--seed", "0x10"], "--seed: '0x10' is not a non-negative 64-bit integer"),
+    (["--patience", "-1"], "--patience: '-1' is out of range (must be >= 0)"),
+    (["--hidden", "0"], "--hidden: '0' is out of range"),
+    (["--layers", "0"], "--layers: '0' is out of range"),
+    (["--log-every", "-1"], "--log-every: '-1' is out of range"),
+    (["--synthetic-nodes", "0"], "--synthetic-nodes: '0' is out of range"),
+    (["--form", "typo"], "--form: 'typo' is not one of fused or materialized"),
+    (["--model", "gat"], "--model: 'gat' is not one of"),
+    (["--aggregation", "fast"], "--aggregation: 'fast' is not one of"),
+    (["--optimizer", "adagrad"], "--optimizer: 'adagrad' is not one of"),
+    (["--select", "best"], "--select: 'best' is not one of"),
+    (["--features", "coo"], "--features: 'coo' is not one of"),
+    (["--sage-aggr", "median"], "--sage-aggr: 'median' is not one of"),
+    (["--nonfinite", "ignore"], "--nonfinite: 'ignore' is not one of"),
+    (["--device", "tpu"], "--device: 'tpu' is not a device"),
+    (["--device", "cuda:x"], "--device: 'cuda:x' is not a device"),
+    (["--deterministic", "7"], "--deterministic: '7' is not a boolean (0, 1, true or false)"),
+    (["--deterministic", "yes"], "--deterministic: 'yes' is not a boolean"),
+    (["--normalize-features", "2"], "--normalize-features: '2' is not a boolean"),
+    (["--no-such-flag", "1"], "--no-such-flag"),
+    (["stray"], "stray"),
+    (["--epochs"], "--epochs"),
+    (["--json", "--epochs", "3"], "--json: needs a value, got the flag '--epochs'"),
+    (["--json", "/nonexistent_edgewise_dir/a.json"], "--json: cannot write '/nonexistent_edgewise_dir/a.json'"),
+    (["--metrics", "/nonexistent_edgewise_dir/m.csv"], "--metrics: cannot write '/nonexistent_edgewise_dir/m.csv'"),
+    (["--plot", "/nonexistent_edgewise_dir/p.svg"], "--plot: cannot write '/nonexistent_edgewise_dir/p.svg'"),
+]
+
+
+@needs_train
+@pytest.mark.parametrize("flags,message", BAD_TRAIN_FLAGS, ids=[" ".join(f) for f, _ in BAD_TRAIN_FLAGS])
+def test_train_rejects_bad_flags_before_loading(flags, message):
+    # The dataset is a missing file: had the flags been accepted, loading it would fail with status 1.
+    proc = run(TRAIN, "--dataset", "/nonexistent_edgewise_dir/data.npz", *flags)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert message in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("edgewise-train: error: "), proc.stderr
+    assert proc.stdout == ""
+
+
+@needs_train
+def test_train_help_exits_zero_and_lists_every_flag():
+    proc = run(TRAIN, "--help")
+    assert proc.returncode == 0, proc.stderr
+    for flag in ["--dataset", "--data-dir", "--model", "--layers", "--hidden", "--dropout", "--lr", "--weight-decay",
+                 "--optimizer", "--epochs", "--patience", "--select", "--seed", "--runs", "--device", "--aggregation",
+                 "--form", "--features", "--normalize-features", "--sage-aggr", "--deterministic", "--nonfinite",
+                 "--log-every", "--json", "--metrics", "--plot", "--synthetic-nodes"]:
+        assert flag in proc.stdout, flag
+
+
+@needs_train
+def test_train_accepts_equals_form_and_every_value_type(tmp_path):
+    out = tmp_path / "run.json"
+    proc = run(TRAIN, *FAST, "--epochs=3", "--runs=2", "--lr=5e-3", "--dropout", "0", "--seed", "18446744073709551615",
+               "--deterministic=true", "--normalize-features", "false", "--model", "sage", "--form=materialized",
+               "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["runs"] == 2 and len(result["test_acc"]) == 2
+    assert result["form"] == "materialized"
+
+
+@needs_train
+def test_an_existing_output_file_survives_a_failed_run(tmp_path):
+    kept = tmp_path / "kept.json"
+    kept.write_text("precious")
+    proc = run(TRAIN, "--json", str(kept), "--epochs", "12x")
+    assert proc.returncode == 2
+    assert kept.read_text() == "precious"
+    fresh = tmp_path / "fresh.json"
+    proc = run(TRAIN, "--json", str(fresh), "--epochs", "12x")
+    assert proc.returncode == 2
+    assert not fresh.exists(), "the writability probe must not leave a file behind"
+
+
+def write_dataset(path):
+    """A small two-community graph in the OGB npz layout."""
+    rng = np.random.default_rng(0)
+    n = 40
+    labels = np.arange(n) % 2
+    src, dst = [], []
+    for u in range(n):
+        for v in range(u + 1, n):
+            if (labels[u] == labels[v] and rng.random() < 0.3) or rng.random() < 0.02:
+                src += [u, v]
+                dst += [v, u]
+    feat = rng.random((n, 8)).astype(np.float32)
+    feat[:, 0] += labels
+    np.savez(path, num_nodes=np.array(n, dtype=np.int64), edge_index=np.array([src, dst], dtype=np.int64),
+             node_feat=feat, node_label=labels.astype(np.int64), train_idx=np.arange(0, 10, dtype=np.int64),
+             valid_idx=np.arange(10, 20, dtype=np.int64), test_idx=np.arange(20, 40, dtype=np.int64))
+
+
+@needs_train
+@pytest.mark.parametrize("name", ['we"ird', "R&D", "<tag>", "it's"])
+def test_outputs_stay_valid_json_and_svg_for_any_dataset_name(tmp_path, name):
+    data = tmp_path / f"{name}.npz"
+    write_dataset(data)
+    out, metrics, plot = tmp_path / "run.json", tmp_path / "m.json", tmp_path / "curves.svg"
+    proc = run(TRAIN, "--dataset", str(data), "--epochs", "3", "--log-every", "0", "--json", str(out), "--metrics",
+               str(metrics), "--plot", str(plot))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["dataset"] == name
+    assert len(json.loads(metrics.read_text())["history"]) == 3
+    title = ET.parse(plot).getroot().find("{http://www.w3.org/2000/svg}text").text
+    assert title.startswith(name), title
+
+
+@needs_train
+def test_a_diverging_run_stops_with_the_epoch_or_warns_and_writes_null(tmp_path):
+    proc = run(TRAIN, *FAST, "--epochs", "4", "--lr", "1e30")
+    assert proc.returncode == 1, proc.stderr
+    assert "the training loss is" in proc.stderr and "at epoch " in proc.stderr, proc.stderr
+    metrics, out = tmp_path / "m.json", tmp_path / "run.json"
+    proc = run(TRAIN, *FAST, "--epochs", "4", "--lr", "1e30", "--nonfinite", "warn", "--metrics", str(metrics),
+               "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: the training loss is" in proc.stderr
+    history = json.loads(metrics.read_text())["history"]
+    assert any(h["loss"] is None for h in history), history
+    assert "NaN" not in metrics.read_text() and "nan" not in metrics.read_text()
+    json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+
+
+@needs_train
+def test_csv_metrics_and_summary_before_files(tmp_path):
+    metrics = tmp_path / "m.csv"
+    proc = run(TRAIN, *FAST, "--metrics", str(metrics))
+    assert proc.returncode == 0, proc.stderr
+    assert metrics.read_text().splitlines()[0] == "epoch,loss,train_acc,valid_acc,valid_loss,test_acc,epoch_ms"
+    summary = proc.stdout.index("test accuracy")
+    assert summary < proc.stdout.index("per-epoch metrics:")
+
+
+@needs_train
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (writes fail with ENOSPC)")
+@pytest.mark.parametrize("flag", ["--json", "--metrics", "--plot"])
+def test_a_failed_write_exits_1_naming_the_path_after_the_summary(flag):
+    proc = run(TRAIN, *FAST, flag, "/dev/full")
+    assert proc.returncode == 1
+    assert "writing '/dev/full' failed" in proc.stderr, proc.stderr
+    assert "test accuracy" in proc.stdout, "the summary comes before any file is written"
+
+
+@needs_bench
+def test_bench_writes_json_and_a_failed_write_exits_1_naming_the_path(tmp_path):
+    # A filter that selects no case: no timing, just the (empty) records file.
+    out = tmp_path / "b.json"
+    proc = run(BENCH, "--filter", "^no_such_case$", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text()) == []
+    if os.path.exists("/dev/full"):
+        proc = run(BENCH, "--filter", "^no_such_case$", "--json", "/dev/full")
+        assert proc.returncode == 1
+        assert "writing '/dev/full' failed" in proc.stderr, proc.stderr
+
+
+@needs_train
+def test_a_dataset_without_test_nodes_is_an_error_not_zero_accuracy():
+    proc = run(TRAIN, *FAST, "--synthetic-nodes", "300")  # 140 train, 160 valid, 0 test
+    assert proc.returncode == 1
+    assert "no test nodes (test_idx is missing or empty); use more --synthetic-nodes" in proc.stderr, proc.stderr
+
+
+@needs_train
+def test_a_bad_dataset_fails_with_status_1_naming_the_key(tmp_path):
+    data = tmp_path / "bad.npz"
+    write_dataset(data)
+    arrays = dict(np.load(data))
+    arrays["node_feat"][3, 2] = np.nan
+    np.savez(data, **arrays)
+    proc = run(TRAIN, "--dataset", str(data), "--epochs", "2")
+    assert proc.returncode == 1
+    assert "node_feat" in proc.stderr and "[3, 2]" in proc.stderr, proc.stderr
+
+
+BAD_BENCH_FLAGS = [
+    (["--json", "/nonexistent_edgewise_dir/b.json"], "--json: cannot write '/nonexistent_edgewise_dir/b.json'"),
+    (["--filter", "("], "--filter: '(' is not a regular expression"),
+    (["--device", "gpu"], "--device: 'gpu' is not one of cpu, cuda or all"),
+    (["--runs", "3"], "--runs"),
+    (["--json"], "--json"),
+]
+
+
+@needs_bench
+@pytest.mark.parametrize("flags,message", BAD_BENCH_FLAGS, ids=[" ".join(f) for f, _ in BAD_BENCH_FLAGS])
+def test_bench_rejects_bad_flags_before_running(flags, message):
+    proc = run(BENCH, *flags)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert message in proc.stderr, proc.stderr
+    assert proc.stdout == ""
+
+
+@needs_bench
+def test_bench_help_and_list():
+    assert run(BENCH, "--help").returncode == 0
+    proc = run(BENCH, "--list", "--filter=^segment_reduce/sum", "--device", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout and all(line.startswith("segment_reduce/sum") for line in proc.stdout.splitlines())
+
+
+BAD_MINIBATCH_FLAGS = [
+    (["--epochs", "0"], "--epochs: '0' is out of range"),
+    (["--batch", "12x"], "--batch: '12x' is not an integer"),
+    (["--fanouts", "10,x"], "--fanouts: 'x' in '10,x' is not a fanout"),
+    (["--fanouts", "10,"], "--fanouts"),
+    (["--seeds", "random"], "--seeds: 'random' is not one of shuffle or loss"),
+    (["--lr", "-1"], "--lr: '-1' is out of range"),
+    (["cora"], "cora"),  # the old positional form is gone: say so rather than guess
+]
+
+
+@needs_minibatch
+@pytest.mark.parametrize("flags,message", BAD_MINIBATCH_FLAGS, ids=[" ".join(f) for f, _ in BAD_MINIBATCH_FLAGS])
+def test_minibatch_sage_rejects_bad_flags(flags, message):
+    proc = run(MINIBATCH, *flags)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert message in proc.stderr, proc.stderr
+
+
+@needs_minibatch
+def test_minibatch_sage_runs_and_stops_on_a_diverging_loss():
+    proc = run(MINIBATCH, "--dataset", "synthetic", "--epochs", "1", "--batch", "256")
+    assert proc.returncode == 0, proc.stderr
+    proc = run(MINIBATCH, "--dataset", "synthetic", "--epochs", "2", "--batch", "256", "--lr", "1e30")
+    assert proc.returncode == 1
+    assert "MiniBatchTrainer: the training loss is" in proc.stderr, proc.stderr
