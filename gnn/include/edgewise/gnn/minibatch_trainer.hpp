@@ -31,6 +31,7 @@ class MiniBatchSAGE : public NodeClassifier {
 
   int64_t num_layers() const { return static_cast<int64_t>(convs_.size()); }
   std::vector<Variable> parameters() const override;
+  NamedParameters named_parameters() const override;  // "convs.<layer>.<SAGEConv name>", as the sage model
   std::string describe() const override;
 
  private:

@@ -57,6 +57,13 @@ struct TrainerOptions {
   std::string metrics_csv;    // per-epoch log, written at the end when set
   std::string metrics_json;
   std::string plot_svg;       // training curves
+  // Checkpoints (.npz, written atomically): every checkpoint_every epochs (0: only at
+  // the end) and after the last epoch, when checkpoint_path is set. resume_path
+  // continues a run from its checkpoint up to `epochs` in total; with the same other
+  // options the result is bitwise that of the uninterrupted run.
+  std::string checkpoint_path;
+  int64_t checkpoint_every = 0;
+  std::string resume_path;
 };
 
 struct EpochRecord {
