@@ -134,8 +134,9 @@ void write_archive(OutFile& out, const NpzEntries& entries, bool force_zip64) {
   std::vector<Member> members;
   for (const auto& [key, a] : entries) {
     Member m{key + ".npy", npy_header(a), &a, 0, 0};
+    // (zlib returns its initial value for a null buffer, so an empty payload is skipped.)
     uLong crc = crc32_z(0, reinterpret_cast<const Bytef*>(m.header.data()), m.header.size());
-    crc = crc32_z(crc, reinterpret_cast<const Bytef*>(a.data.data()), a.data.size());
+    if (!a.data.empty()) crc = crc32_z(crc, reinterpret_cast<const Bytef*>(a.data.data()), a.data.size());
     m.crc = static_cast<uint32_t>(crc);
     m.size = m.header.size() + a.data.size();
     members.push_back(std::move(m));
