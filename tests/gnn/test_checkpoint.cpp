@@ -104,16 +104,16 @@ TEST(StateDictNames, EveryLayerAndModelUsesDottedNamesInParameterOrder) {
   gin_options.train_eps = true;
   GINConv gin(4, 5, 3, gen, gin_options);
   EXPECT_EQ(names_of(gin),
-            (std::vector<std::string>{"lin1.weight", "lin1.bias", "lin2.weight", "lin2.bias", "eps"}));
+            (std::vector<std::string>{"nn.0.weight", "nn.0.bias", "nn.2.weight", "nn.2.bias", "eps"}));
   GINConv gin_fixed(4, 5, 3, gen);
-  EXPECT_EQ(names_of(gin_fixed), (std::vector<std::string>{"lin1.weight", "lin1.bias", "lin2.weight", "lin2.bias"}));
+  EXPECT_EQ(names_of(gin_fixed), (std::vector<std::string>{"nn.0.weight", "nn.0.bias", "nn.2.weight", "nn.2.bias"}));
   SAGEConv sage(4, 3, gen);
   EXPECT_EQ(names_of(sage), (std::vector<std::string>{"lin_l.weight", "lin_l.bias", "lin_r.weight"}));
   SAGEConvOptions pool;
   pool.aggregator = SageAggregator::MaxPool;
   SAGEConv sage_pool(4, 3, gen, pool);
   EXPECT_EQ(names_of(sage_pool), (std::vector<std::string>{"lin_l.weight", "lin_l.bias", "lin_r.weight",
-                                                           "project.weight", "project.bias"}));
+                                                           "lin.weight", "lin.bias"}));
   for (const Module* m : std::initializer_list<const Module*>{&lin, &gcn, &gin, &gin_fixed, &sage, &sage_pool}) {
     expect_names_cover_parameters(*m);
   }
@@ -136,7 +136,7 @@ TEST(StateDictNames, EveryLayerAndModelUsesDottedNamesInParameterOrder) {
   EXPECT_EQ(names_of(minibatch_model), sage_names);  // so either loads the other's checkpoint
   c.kind = ModelKind::GIN;
   auto gin_model = make_model(c, gen);
-  EXPECT_EQ(names_of(*gin_model).front(), "convs.0.lin1.weight");
+  EXPECT_EQ(names_of(*gin_model).front(), "convs.0.nn.0.weight");
   for (const Module* m : std::initializer_list<const Module*>{gcn_model.get(), sage_model.get(), &minibatch_model,
                                                             gin_model.get()}) {
     expect_names_cover_parameters(*m);
@@ -608,7 +608,7 @@ TEST(TrainerCheckpoint, HoldsTheDocumentedKeys) {
       "optim.0.step", "optim.1.step", "optim.2.step", "optim.3.step", "history.epoch", "history.loss",
       "history.train_acc", "history.valid_acc", "history.valid_loss", "history.test_acc", "history.epoch_ms",
       "selection.best_epoch", "selection.best_valid_acc", "selection.best_valid_loss", "selection.best_test_acc",
-      "selection.best_train_acc", "selection.since_best"};
+      "selection.best_train_acc", "selection.since_best", "selection.last_epoch"};
   EXPECT_EQ(archive.keys(), expected);
   EXPECT_EQ(archive.read("trainer.epoch").scalar<int64_t>(), 3);
   EXPECT_EQ(archive.read("optim.0.step").scalar<int64_t>(), 3);
@@ -667,6 +667,55 @@ TEST(TrainerCheckpoint, ACheckpointThatDoesNotFitIsAClearErrorAndChangesNothing)
   TrainerOptions bad = options_for({}, 3);
   bad.checkpoint_every = 2;
   EXPECT_NE(message_of([&] { Trainer(*same, data, bad); }).find("needs a checkpoint_path"), std::string::npos);
+}
+
+// MiniBatchTrainer: both seed orders (the loss-prioritised one keeps its sampler's
+// priorities), a checkpoint at a multiple of eval_every (10 of 20, every 5).
+TEST_P(CheckpointTest, ResumingAMiniBatchRunGivesBitwiseTheUninterruptedRun) {
+  const TrainData data = small_task(device());
+  for (SeedOrder order : {SeedOrder::Shuffle, SeedOrder::LossPrioritized}) {
+    SCOPED_TRACE(order == SeedOrder::Shuffle ? "shuffle" : "loss-prioritized");
+    TempDir dir;
+    const ModelConfig config = config_for(ModelKind::GraphSAGE, data);
+    auto options = [&](int64_t epochs) {
+      MiniBatchTrainerOptions o;
+      o.fanouts = {5, 5};
+      o.batch_size = 64;
+      o.epochs = epochs;
+      o.seed = 3;
+      o.log_every = 0;
+      o.eval_every = 5;
+      o.seed_order = order;
+      return o;
+    };
+    Generator ga(1);
+    MiniBatchSAGE model_a(config, ga, device());
+    const MiniBatchTrainResult a = MiniBatchTrainer(model_a, data, options(20)).fit();
+
+    Generator gb(1);
+    MiniBatchSAGE model_b(config, gb, device());
+    MiniBatchTrainerOptions first = options(10);
+    first.checkpoint_path = dir.file("mb.npz").string();
+    first.checkpoint_every = 5;
+    MiniBatchTrainer(model_b, data, first).fit();
+    EXPECT_EQ(NpzArchive::open(first.checkpoint_path).contains("sampler.priorities"),
+              order == SeedOrder::LossPrioritized);
+
+    Generator gc(99);
+    MiniBatchSAGE model_c(config, gc, device());
+    MiniBatchTrainerOptions resumed = options(20);
+    resumed.resume_path = first.checkpoint_path;
+    const MiniBatchTrainResult c = MiniBatchTrainer(model_c, data, resumed).fit();
+    expect_same_result(a, c);
+    expect_params_equal(model_c, snapshot(model_a), "resumed minibatch model");
+
+    // The other seed order does not fit the checkpoint.
+    MiniBatchTrainerOptions other = options(20);
+    other.seed_order = order == SeedOrder::Shuffle ? SeedOrder::LossPrioritized : SeedOrder::Shuffle;
+    other.resume_path = first.checkpoint_path;
+    const std::string msg = message_of([&] { MiniBatchTrainer(model_c, data, other).fit(); });
+    EXPECT_NE(msg.find("'sampler.priorities'"), std::string::npos) << msg;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, CheckpointTest, testing::ValuesIn(all_devices()), device_name);

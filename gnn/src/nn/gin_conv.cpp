@@ -31,8 +31,9 @@ Variable GINConv::forward(const Graph& graph, const SparseTensor& x) const {
 
 NamedParameters GINConv::named_parameters() const {
   NamedParameters named;
-  append_named_parameters(named, "lin1", lin1_);
-  append_named_parameters(named, "lin2", lin2_);
+  // PyG's names: the MLP is nn = Sequential(Linear, ReLU, Linear).
+  append_named_parameters(named, "nn.0", lin1_);
+  append_named_parameters(named, "nn.2", lin2_);
   if (options_.train_eps) named.emplace_back("eps", eps_);
   return named;
 }

@@ -64,7 +64,7 @@ NamedParameters SAGEConv::named_parameters() const {
   NamedParameters named;
   append_named_parameters(named, "lin_l", lin_l_);
   if (lin_r_) append_named_parameters(named, "lin_r", *lin_r_);
-  if (project_) append_named_parameters(named, "project", *project_);
+  if (project_) append_named_parameters(named, "lin", *project_);  // PyG's name for the pooling projection
   return named;
 }
 

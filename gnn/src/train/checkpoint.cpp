@@ -13,6 +13,8 @@
 //   history.{loss, train_acc, valid_acc, valid_loss, test_acc, epoch_ms}  float64 [epochs]
 //   selection.best_epoch, selection.since_best  int64
 //   selection.{best_valid_acc, best_valid_loss, best_test_acc, best_train_acc}  float64
+//   selection.last_epoch                        int64   last evaluated epoch
+//   sampler.priorities                          float32 [nodes]  (MiniBatchTrainer, loss-prioritised seeds only)
 #include "train/checkpoint.hpp"
 
 #include <cstring>
@@ -52,6 +54,7 @@ class CheckpointReader {
     for (const std::string& key : archive_.keys()) unread_.insert(key);
   }
 
+  bool has(const std::string& key) const { return archive_.contains(key); }
   std::vector<std::string> keys_with_prefix(const char* prefix) const {
     std::vector<std::string> out;
     for (const std::string& key : archive_.keys()) {
@@ -129,6 +132,11 @@ void write_trainer_checkpoint(const std::string& path, const TrainerCheckpoint& 
   e.emplace_back("selection.best_test_acc", npy_scalar<double>(s.best_test_acc));
   e.emplace_back("selection.best_train_acc", npy_scalar<double>(s.best_train_acc));
   e.emplace_back("selection.since_best", npy_scalar<int64_t>(s.since_best));
+  e.emplace_back("selection.last_epoch", npy_scalar<int64_t>(c.last_evaluated_epoch));
+  if (!c.seed_priorities.empty()) {
+    e.emplace_back("sampler.priorities",
+                   npy_array(c.seed_priorities, {static_cast<int64_t>(c.seed_priorities.size())}));
+  }
   write_npz(path, e);
 }
 
@@ -177,53 +185,72 @@ TrainerCheckpoint read_trainer_checkpoint(const std::string& path) {
   s.best_test_acc = in.scalar<double>("selection.best_test_acc");
   s.best_train_acc = in.scalar<double>("selection.best_train_acc");
   s.since_best = in.scalar<int64_t>("selection.since_best");
+  c.last_evaluated_epoch = in.scalar<int64_t>("selection.last_epoch");
+  if (in.has("sampler.priorities")) c.seed_priorities = in.values<float>("sampler.priorities", 1);
   in.refuse_unread();
-  const bool consistent = c.epoch >= 1 && static_cast<int64_t>(c.history.size()) == c.epoch &&
-                          (c.history.empty() || c.history.back().epoch == c.epoch);
+  bool consistent = c.epoch >= 1 && static_cast<int64_t>(c.history.size()) == c.epoch;
+  for (size_t i = 0; i < c.history.size(); ++i) consistent = consistent && c.history[i].epoch == int64_t(i) + 1;
   if (!consistent) {
-    in.fail("trainer.epoch (" + std::to_string(c.epoch) + ") does not match history.epoch (" +
-            std::to_string(c.history.size()) + " epochs)");
+    in.fail("history.epoch is not 1, 2, ..., trainer.epoch (" + std::to_string(c.epoch) + ")");
+  }
+  if (c.last_evaluated_epoch < 0 || c.last_evaluated_epoch > c.epoch ||
+      c.selection.best_epoch > c.last_evaluated_epoch) {
+    in.fail("selection.last_epoch (" + std::to_string(c.last_evaluated_epoch) + ") or selection.best_epoch (" +
+            std::to_string(c.selection.best_epoch) + ") is outside the " + std::to_string(c.epoch) + " epochs");
   }
   return c;
 }
 
-void save_checkpoint(const TrainerOptions& options, int64_t epoch, const TrainResult& result,
-                     const NodeClassifier& model, const Optimizer& optimizer, const Generator& generator,
-                     const EpochSelector& selector, double elapsed_seconds) {
+void save_checkpoint(const std::string& path, int64_t epoch, int64_t last_evaluated_epoch, const RunState& run,
+                     double elapsed_seconds) {
   TrainerCheckpoint c;
   c.epoch = epoch;
-  c.stopped_early = result.stopped_early;
+  c.stopped_early = run.result.stopped_early;
   c.elapsed_seconds = elapsed_seconds;
-  c.model = model.state_dict();
-  c.optimizer = optimizer.state_dict();
-  c.generator = generator.state();
-  c.history = result.history;
-  c.selection = selector.state();
-  write_trainer_checkpoint(options.checkpoint_path, c);
+  c.model = run.model.state_dict();
+  c.optimizer = run.optimizer.state_dict();
+  c.generator = run.generator.state();
+  c.history = run.result.history;
+  c.selection = run.selector.state();
+  c.last_evaluated_epoch = last_evaluated_epoch;
+  if (run.seeds && *run.seeds) c.seed_priorities = (*run.seeds)->priorities();
+  write_trainer_checkpoint(path, c);
 }
 
-int64_t resume_from_checkpoint(const TrainerOptions& options, NodeClassifier& model, Optimizer& optimizer,
-                               Generator& generator, EpochSelector& selector, TrainResult& result,
+int64_t resume_from_checkpoint(const std::string& path, int64_t epochs, const RunState& run,
                                double& elapsed_seconds) {
-  const std::string& path = options.resume_path;
   TrainerCheckpoint c = read_trainer_checkpoint(path);
-  EW_REQUIRE(c.epoch <= options.epochs, "resume: checkpoint '", path, "' is at epoch ", c.epoch,
-             ", past the requested ", options.epochs, " epochs");
+  EW_REQUIRE(c.epoch <= epochs, "resume: checkpoint '", path, "' is at epoch ", c.epoch, ", past the requested ",
+             epochs, " epochs");
   // Check everything before changing anything: the model is the caller's.
+  std::unique_ptr<SeedSampler> seeds;
   try {
-    model.check_state_dict(c.model);
-    optimizer.check_state_dict(c.optimizer);
+    run.model.check_state_dict(c.model);
+    run.optimizer.check_state_dict(c.optimizer);
+    const bool wants_seeds = run.seeds && *run.seeds;
+    EW_REQUIRE(wants_seeds == !c.seed_priorities.empty(), "key 'sampler.priorities' is ",
+               c.seed_priorities.empty() ? "absent" : "present", " but this run ",
+               wants_seeds ? "samples seeds by loss priority" : "shuffles its seeds");
+    if (wants_seeds) {
+      EW_REQUIRE(static_cast<int64_t>(c.seed_priorities.size()) == (*run.seeds)->num_nodes(),
+                 "key 'sampler.priorities' has ", c.seed_priorities.size(), " values for ",
+                 (*run.seeds)->num_nodes(), " nodes");
+      seeds = std::make_unique<SeedSampler>(c.seed_priorities);
+    }
   } catch (const std::invalid_argument& e) {
-    detail::throw_invalid_argument("resume: checkpoint '", path, "' does not fit ", model.describe(), ": ", e.what());
+    detail::throw_invalid_argument("resume: checkpoint '", path, "' does not fit ", run.model.describe(), ": ",
+                                   e.what());
   }
-  model.load_state_dict(c.model);
-  optimizer.load_state_dict(c.optimizer);
-  generator.set_state(c.generator);
-  result.history = std::move(c.history);
-  result.stopped_early = c.stopped_early;
-  selector.restore(c.selection, result.history, result);
+  run.model.load_state_dict(c.model);
+  run.optimizer.load_state_dict(c.optimizer);
+  run.generator.set_state(c.generator);
+  if (seeds) *run.seeds = std::move(seeds);
+  run.result.history = std::move(c.history);
+  run.result.stopped_early = c.stopped_early;
+  const EpochRecord* last = c.last_evaluated_epoch > 0 ? &run.result.history[c.last_evaluated_epoch - 1] : nullptr;
+  run.selector.restore(c.selection, last, run.result);
   elapsed_seconds = c.elapsed_seconds;
-  return c.stopped_early ? options.epochs + 1 : c.epoch + 1;
+  return c.stopped_early ? epochs + 1 : c.epoch + 1;
 }
 
 }  // namespace edgewise::gnn::train_detail

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "edgewise/gnn/importance_sampler.hpp"
 #include "edgewise/gnn/optim.hpp"
 #include "edgewise/gnn/random.hpp"
 #include "edgewise/gnn/state_dict.hpp"
@@ -24,6 +26,8 @@ struct TrainerCheckpoint {
   Generator::State generator;
   std::vector<EpochRecord> history;
   SelectionState selection;
+  int64_t last_evaluated_epoch = 0;    // 0: none (MiniBatchTrainer evaluates every eval_every epochs)
+  std::vector<float> seed_priorities;  // MiniBatchTrainer's loss-prioritised SeedSampler; empty otherwise
 };
 
 // Atomic (write_npz); std::runtime_error naming `path` on an I/O failure.
@@ -32,18 +36,26 @@ void write_trainer_checkpoint(const std::string& path, const TrainerCheckpoint& 
 // (a missing or unexpected key, a wrong dtype or shape).
 TrainerCheckpoint read_trainer_checkpoint(const std::string& path);
 
-// The state of a run after `epoch`, written to options.checkpoint_path.
-void save_checkpoint(const TrainerOptions& options, int64_t epoch, const TrainResult& result,
-                     const NodeClassifier& model, const Optimizer& optimizer, const Generator& generator,
-                     const EpochSelector& selector, double elapsed_seconds);
+// The parts of a running fit() a checkpoint saves and restores.
+struct RunState {
+  NodeClassifier& model;
+  Optimizer& optimizer;
+  Generator& generator;
+  EpochSelector& selector;
+  TrainResult& result;
+  std::unique_ptr<SeedSampler>* seeds = nullptr;  // MiniBatchTrainer: its (possibly null) seed sampler
+};
 
-// Loads options.resume_path into the model, optimizer, generator, selector and result
-// (history, best-validation metrics, stopped_early) after checking all of it, so a
-// bad checkpoint changes nothing. Returns the first epoch still to run (past
-// options.epochs when the checkpointed run had stopped early); `elapsed_seconds`
-// gets the checkpointed run's training time.
-int64_t resume_from_checkpoint(const TrainerOptions& options, NodeClassifier& model, Optimizer& optimizer,
-                               Generator& generator, EpochSelector& selector, TrainResult& result,
+// The state of `run` after `epoch` (the last evaluated one: `last_evaluated_epoch`), to `path`.
+void save_checkpoint(const std::string& path, int64_t epoch, int64_t last_evaluated_epoch, const RunState& run,
+                     double elapsed_seconds);
+
+// Loads the checkpoint `path` into `run` (model, optimizer, generator, selector,
+// seed sampler; result's history, best-validation metrics and stopped_early) after
+// checking all of it, so a bad checkpoint changes nothing. Returns the first epoch
+// still to run (past `epochs` when the checkpointed run had stopped early);
+// `elapsed_seconds` gets the checkpointed run's training time.
+int64_t resume_from_checkpoint(const std::string& path, int64_t epochs, const RunState& run,
                                double& elapsed_seconds);
 
 }  // namespace edgewise::gnn::train_detail

@@ -38,11 +38,10 @@ int64_t EpochSelector::observe(const EpochRecord& rec, TrainResult& result) {
   return 0;
 }
 
-void EpochSelector::restore(const SelectionState& state, const std::vector<EpochRecord>& history,
-                            TrainResult& result) {
+void EpochSelector::restore(const SelectionState& state, const EpochRecord* last, TrainResult& result) {
   best_ = state;
-  observed_ = !history.empty();
-  if (observed_) last_ = history.back();
+  observed_ = last != nullptr;
+  if (last) last_ = *last;
   if (best_.best_epoch > 0) report_best(best_, result);
 }
 

@@ -25,9 +25,10 @@ class EpochSelector {
  public:
   explicit EpochSelector(ModelSelection selection) : selection_(selection) {}
   SelectionState state() const { return best_; }
-  // Continues from `state` after the evaluated epochs `history` (checkpoint resume);
-  // sets result's best-validation metrics as observe() had.
-  void restore(const SelectionState& state, const std::vector<EpochRecord>& history, TrainResult& result);
+  int64_t last_epoch() const { return observed_ ? last_.epoch : 0; }  // the last evaluated epoch (0: none)
+  // Continues from `state`, `last` being the last evaluated epoch (null: none), for a
+  // checkpoint resume; sets result's best-validation metrics as observe() had.
+  void restore(const SelectionState& state, const EpochRecord* last, TrainResult& result);
   // An evaluated epoch: updates result's best-validation metrics; returns how many
   // evaluations have passed since the best one (the patience count).
   int64_t observe(const EpochRecord& rec, TrainResult& result);

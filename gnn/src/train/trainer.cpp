@@ -83,14 +83,14 @@ TrainResult Trainer::fit() {
   TrainResult result;
   const auto start = Clock::now();
   train_detail::EpochSelector selector(options_.selection);
+  const train_detail::RunState run{model_, *optimizer, generator_, selector, result};
   int64_t first_epoch = 1;
   double resumed_seconds = 0;  // training time before the checkpoint
   if (!options_.resume_path.empty()) {
-    first_epoch = train_detail::resume_from_checkpoint(options_, model_, *optimizer, generator_, selector, result,
-                                                       resumed_seconds);
+    first_epoch = train_detail::resume_from_checkpoint(options_.resume_path, options_.epochs, run, resumed_seconds);
   }
-  auto checkpoint = [&](int64_t epoch) {
-    train_detail::save_checkpoint(options_, epoch, result, model_, *optimizer, generator_, selector,
+  auto checkpoint = [&](int64_t epoch) {  // every epoch is evaluated
+    train_detail::save_checkpoint(options_.checkpoint_path, epoch, epoch, run,
                                   resumed_seconds + ms_between(start, Clock::now()) / 1e3);
   };
   for (int64_t epoch = first_epoch; epoch <= options_.epochs; ++epoch) {

@@ -64,6 +64,13 @@ struct MiniBatchTrainerOptions {
   int64_t patience = 0;         // stop after this many evaluations without a better validation accuracy (0: never)
   ModelSelection selection = ModelSelection::BestValidation;  // LastEpoch: the last evaluated epoch
   int64_t log_every = 1;        // progress line every this many epochs (0: silent)
+  // Checkpoints, as TrainerOptions (the loss-prioritised seed sampler's priorities
+  // included). The last epoch of a run is always evaluated, so resuming from a
+  // checkpoint taken at an epoch that is not a multiple of eval_every reports one
+  // more evaluation than the uninterrupted run; at a multiple it is bitwise the same.
+  std::string checkpoint_path;
+  int64_t checkpoint_every = 0;
+  std::string resume_path;
 };
 
 struct MiniBatchTrainResult : TrainResult {

@@ -20,6 +20,9 @@ class Module {
   virtual std::vector<Variable> parameters() const = 0;
   virtual std::string describe() const = 0;
   // parameters() with dotted names; the default names them by position ("0", "1", ...).
+  // The layers use PyG's names (GCNConv "lin.weight", "bias"; SAGEConv "lin_l.*",
+  // "lin_r.weight"; GINConv "nn.0.*", "nn.2.*", "eps"; models "convs.<l>.*"), but
+  // weights are stored [in, out], the transpose of torch.nn.Linear's [out, in].
   virtual NamedParameters named_parameters() const;
 
   // Host copies of every parameter, by name.
