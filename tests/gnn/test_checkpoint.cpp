@@ -47,7 +47,9 @@ std::vector<Tensor> snapshot(const Module& m) {
 void expect_params_equal(const Module& m, const std::vector<Tensor>& expected, const std::string& what) {
   const std::vector<Variable> ps = m.parameters();
   ASSERT_EQ(ps.size(), expected.size()) << what;
-  for (size_t i = 0; i < ps.size(); ++i) EXPECT_TRUE(same_bits(ps[i].value(), expected[i])) << what << ", parameter " << i;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    EXPECT_TRUE(same_bits(ps[i].value(), expected[i])) << what << ", parameter " << i;
+  }
 }
 
 std::vector<std::string> names_of(const Module& m) {
@@ -179,7 +181,8 @@ TEST_P(CheckpointTest, EveryLayerAndModelRoundTripsItsStateDict) {
   pairs.emplace_back(std::make_unique<GINConv>(in, 5, 3, g1, gin, device()),
                      std::make_unique<GINConv>(in, 5, 3, g2, GINConvOptions{0.0f, true, {}}, device()));
   for (ModelKind kind : {ModelKind::GCN, ModelKind::GraphSAGE, ModelKind::GIN}) {
-    pairs.emplace_back(make_model(config_for(kind, data), g1, device()), make_model(config_for(kind, data), g2, device()));
+    pairs.emplace_back(make_model(config_for(kind, data), g1, device()),
+                       make_model(config_for(kind, data), g2, device()));
   }
   pairs.emplace_back(std::make_unique<MiniBatchSAGE>(config_for(ModelKind::GraphSAGE, data), g1, device()),
                      std::make_unique<MiniBatchSAGE>(config_for(ModelKind::GraphSAGE, data), g2, device()));
@@ -442,7 +445,8 @@ TEST(NpzWriter, NumPyReadsTheArchive) {
     const std::string script =
         "import numpy as np, sys\n"
         "z = np.load(sys.argv[1])\n"
-        "assert list(z.keys()) == ['matrix', 'doubles', 'ints', 'big', 'bytes', 'empty', 'dotted.name.0'], list(z.keys())\n"
+        "keys = ['matrix', 'doubles', 'ints', 'big', 'bytes', 'empty', 'dotted.name.0']\n"
+        "assert list(z.keys()) == keys, list(z.keys())\n"
         "m = z['matrix']; assert m.dtype == np.float32 and m.shape == (2, 3), m\n"
         "assert m.tolist() == [[1.5, -2.0, 0.25], [3.0, -0.0, np.float32(1e-30)]], m\n"
         "assert z['doubles'].tolist() == [0.1, -1e300, 2.5]\n"

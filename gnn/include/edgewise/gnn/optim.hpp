@@ -24,7 +24,8 @@ struct ParamGroup {
 // momentum, weight decay) are not part of it: they come from the constructor.
 struct OptimizerState {
   std::string kind;                         // "adam", "adamw" or "sgd"
-  StateDict tensors;                        // host copies: Adam "<i>.exp_avg", "<i>.exp_avg_sq"; SGD "<i>.momentum_buffer"
+  // Host copies: Adam "<i>.exp_avg", "<i>.exp_avg_sq"; SGD "<i>.momentum_buffer".
+  StateDict tensors;
   std::map<std::string, int64_t> counters;  // Adam "<i>.step"
 };
 
