@@ -201,8 +201,7 @@ TrainerCheckpoint read_trainer_checkpoint(const std::string& path) {
   return c;
 }
 
-void save_checkpoint(const std::string& path, int64_t epoch, int64_t last_evaluated_epoch, const RunState& run,
-                     double elapsed_seconds) {
+void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run, double elapsed_seconds) {
   TrainerCheckpoint c;
   c.epoch = epoch;
   c.stopped_early = run.result.stopped_early;
@@ -212,7 +211,7 @@ void save_checkpoint(const std::string& path, int64_t epoch, int64_t last_evalua
   c.generator = run.generator.state();
   c.history = run.result.history;
   c.selection = run.selector.state();
-  c.last_evaluated_epoch = last_evaluated_epoch;
+  c.last_evaluated_epoch = run.selector.last_epoch();
   if (run.seeds && *run.seeds) c.seed_priorities = (*run.seeds)->priorities();
   write_trainer_checkpoint(path, c);
 }

@@ -46,9 +46,8 @@ struct RunState {
   std::unique_ptr<SeedSampler>* seeds = nullptr;  // MiniBatchTrainer: its (possibly null) seed sampler
 };
 
-// The state of `run` after `epoch` (the last evaluated one: `last_evaluated_epoch`), to `path`.
-void save_checkpoint(const std::string& path, int64_t epoch, int64_t last_evaluated_epoch, const RunState& run,
-                     double elapsed_seconds);
+// The state of `run` after `epoch`, to `path`.
+void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run, double elapsed_seconds);
 
 // Loads the checkpoint `path` into `run` (model, optimizer, generator, selector,
 // seed sampler; result's history, best-validation metrics and stopped_early) after

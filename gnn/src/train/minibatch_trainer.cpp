@@ -93,15 +93,14 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
   int64_t since_best = 0;
   const auto start = Clock::now();
   const train_detail::RunState run{model_, optimizer, generator_, selector, result, &seeds};
-  int64_t first_epoch = 1, last_evaluated = 0;
+  int64_t first_epoch = 1;
   double resumed_seconds = 0;  // training time before the checkpoint
   if (!options_.resume_path.empty()) {
     first_epoch = train_detail::resume_from_checkpoint(options_.resume_path, options_.epochs, run, resumed_seconds);
     since_best = selector.state().since_best;
-    last_evaluated = selector.last_epoch();
   }
   auto checkpoint = [&](int64_t epoch) {
-    train_detail::save_checkpoint(options_.checkpoint_path, epoch, last_evaluated, run,
+    train_detail::save_checkpoint(options_.checkpoint_path, epoch, run,
                                   resumed_seconds + seconds_between(start, Clock::now()));
   };
   for (int64_t epoch = first_epoch; epoch <= options_.epochs; ++epoch) {
@@ -161,7 +160,6 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
       model_.train();
       train_detail::score_epoch(scores, data_, rec);
       since_best = selector.observe(rec, result);
-      last_evaluated = epoch;
     }
     result.history.push_back(rec);
     if (options_.log_every > 0 && (epoch % options_.log_every == 0 || epoch == 1 || epoch == options_.epochs)) {

@@ -89,8 +89,8 @@ TrainResult Trainer::fit() {
   if (!options_.resume_path.empty()) {
     first_epoch = train_detail::resume_from_checkpoint(options_.resume_path, options_.epochs, run, resumed_seconds);
   }
-  auto checkpoint = [&](int64_t epoch) {  // every epoch is evaluated
-    train_detail::save_checkpoint(options_.checkpoint_path, epoch, epoch, run,
+  auto checkpoint = [&](int64_t epoch) {
+    train_detail::save_checkpoint(options_.checkpoint_path, epoch, run,
                                   resumed_seconds + ms_between(start, Clock::now()) / 1e3);
   };
   for (int64_t epoch = first_epoch; epoch <= options_.epochs; ++epoch) {
