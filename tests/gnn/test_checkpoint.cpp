@@ -673,6 +673,26 @@ TEST(TrainerCheckpoint, ACheckpointThatDoesNotFitIsAClearErrorAndChangesNothing)
   EXPECT_NE(message_of([&] { Trainer(*same, data, bad); }).find("needs a checkpoint_path"), std::string::npos);
 }
 
+// A checkpoint path that cannot be written is refused before any training.
+TEST(TrainerCheckpoint, AnUnwritableCheckpointPathFailsAtConstruction) {
+  const TrainData data = small_task();
+  TempDir dir;
+  Generator gen(1);
+  auto model = make_model(config_for(ModelKind::GCN, data), gen);
+  TrainerOptions o = options_for({}, 3);
+  o.checkpoint_path = (dir.path() / "no" / "ck.npz").string();
+  std::string msg = message_of([&] { Trainer(*model, data, o); });
+  EXPECT_NE(msg.find("'" + o.checkpoint_path + "'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("does not exist"), std::string::npos) << msg;
+  o.checkpoint_path = dir.path().string();
+  msg = message_of([&] { Trainer(*model, data, o); });
+  EXPECT_NE(msg.find("names a directory"), std::string::npos) << msg;
+  MiniBatchSAGE sage(config_for(ModelKind::GraphSAGE, data), gen);
+  MiniBatchTrainerOptions mo;
+  mo.checkpoint_path = (dir.path() / "no" / "mb.npz").string();
+  EXPECT_THROW(MiniBatchTrainer(sage, data, mo), std::invalid_argument);
+}
+
 // MiniBatchTrainer: both seed orders (the loss-prioritised one keeps its sampler's
 // priorities), a checkpoint at a multiple of eval_every (10 of 20, every 5).
 TEST_P(CheckpointTest, ResumingAMiniBatchRunGivesBitwiseTheUninterruptedRun) {

@@ -17,7 +17,10 @@
 //   sampler.priorities                          float32 [nodes]  (MiniBatchTrainer, loss-prioritised seeds only)
 #include "train/checkpoint.hpp"
 
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
 #include <set>
 
 #include "edgewise/gnn/npz_writer.hpp"
@@ -199,6 +202,20 @@ TrainerCheckpoint read_trainer_checkpoint(const std::string& path) {
             std::to_string(c.selection.best_epoch) + ") is outside the " + std::to_string(c.epoch) + " epochs");
   }
   return c;
+}
+
+void check_checkpoint_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code ec;
+  EW_REQUIRE(!target.filename().empty() && !fs::is_directory(target, ec), "checkpoint_path '", path,
+             "' names a directory, not a file");
+  EW_REQUIRE(fs::is_directory(dir, ec), "checkpoint_path '", path, "': the directory '", dir.string(),
+             "' does not exist");
+  EW_REQUIRE(::access(dir.c_str(), W_OK) == 0, "checkpoint_path '", path, "': the directory '", dir.string(),
+             "' is not writable");
 }
 
 void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run, double elapsed_seconds) {

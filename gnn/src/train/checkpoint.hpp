@@ -36,6 +36,11 @@ void write_trainer_checkpoint(const std::string& path, const TrainerCheckpoint& 
 // (a missing or unexpected key, a wrong dtype or shape).
 TrainerCheckpoint read_trainer_checkpoint(const std::string& path);
 
+// Fails fast (std::invalid_argument naming `path`) when checkpoints could not be
+// written there — its directory is missing or not writable, or it is a directory —
+// so that a run does not train for hours before finding out.
+void check_checkpoint_path(const std::string& path);
+
 // The parts of a running fit() a checkpoint saves and restores.
 struct RunState {
   NodeClassifier& model;

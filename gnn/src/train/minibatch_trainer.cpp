@@ -63,6 +63,7 @@ MiniBatchTrainer::MiniBatchTrainer(MiniBatchSAGE& model, const TrainData& data, 
              ") must be >= 0");
   EW_REQUIRE(options_.checkpoint_every == 0 || !options_.checkpoint_path.empty(), kOp, ": checkpoint_every (",
              options_.checkpoint_every, ") needs a checkpoint_path");
+  if (!options_.checkpoint_path.empty()) train_detail::check_checkpoint_path(options_.checkpoint_path);
 }
 
 double MiniBatchTrainer::evaluate(const IndexTensor& rows) {

@@ -68,6 +68,7 @@ Trainer::Trainer(NodeClassifier& model, const TrainData& data, TrainerOptions op
              ") must be >= 0");
   EW_REQUIRE(options_.checkpoint_every == 0 || !options_.checkpoint_path.empty(), "Trainer: checkpoint_every (",
              options_.checkpoint_every, ") needs a checkpoint_path");
+  if (!options_.checkpoint_path.empty()) train_detail::check_checkpoint_path(options_.checkpoint_path);
 }
 
 double Trainer::evaluate(const IndexTensor& rows) {
