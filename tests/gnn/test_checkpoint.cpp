@@ -474,6 +474,7 @@ TEST(NpzWriter, BadEntriesAreRefusedBeforeWriting) {
   EXPECT_NE(message_of([&] { write_npz(path, bad); }).find("key 'm' has 15 data bytes"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_THROW(npy_array(std::vector<float>{1, 2, 3}, {2, 2}), std::invalid_argument);
+  EXPECT_THROW(npy_array(std::vector<float>{}, {int64_t{1} << 40, int64_t{1} << 40}), std::invalid_argument);
 }
 
 std::string file_bytes(const std::string& path) {

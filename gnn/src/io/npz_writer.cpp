@@ -81,7 +81,7 @@ void check_entries(const NpzEntries& entries) {
     int64_t n = 1;
     for (int64_t dim : a.shape) {
       EW_REQUIRE(dim >= 0, "write_npz: key '", key, "' has a negative dimension ", dim);
-      n *= dim;
+      EW_REQUIRE(!__builtin_mul_overflow(n, dim, &n), "write_npz: key '", key, "' has a shape too large to index");
     }
     EW_REQUIRE(static_cast<uint64_t>(n) * static_cast<uint64_t>(d.itemsize) == a.data.size(), "write_npz: key '",
                key, "' has ", a.data.size(), " data bytes for shape ", shape_literal(a.shape), " of ", d.str());
@@ -264,7 +264,7 @@ NpyArray npy_array(std::span<const T> values, std::vector<int64_t> shape) {
   int64_t n = 1;
   for (int64_t dim : shape) {
     EW_REQUIRE(dim >= 0, "npy_array: negative dimension ", dim);
-    n *= dim;
+    EW_REQUIRE(!__builtin_mul_overflow(n, dim, &n), "npy_array: shape ", shape_literal(shape), " is too large");
   }
   EW_REQUIRE(static_cast<size_t>(n) == values.size(), "npy_array: shape ", shape_literal(shape), " holds ", n,
              " elements, not ", values.size());
