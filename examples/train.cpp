@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,6 +44,8 @@ struct Flags {
   std::string nonfinite = "error";
   int64_t log_every = 10;
   std::string json, metrics, plot;
+  std::string checkpoint, resume;
+  int64_t checkpoint_every = 0;
   int64_t synthetic_nodes = 2708;
 };
 
@@ -90,7 +93,23 @@ void add_flags(CLI::App& app, Flags& f) {
   add_output_path(app, "--metrics", f.metrics, "write the per-epoch log of the first run (JSON if FILE ends in .json, "
                                               "else CSV)");
   add_output_path(app, "--plot", f.plot, "write the training curves of the first run as SVG");
+  add_output_path(app, "--checkpoint", f.checkpoint,
+                  "write a checkpoint (.npz: parameters, optimizer, RNG, history) after the last epoch and every "
+                  "--checkpoint-every epochs; written atomically");
+  add_int(app, "--checkpoint-every", f.checkpoint_every, "checkpoint every N epochs (0: only after the last)", 0);
+  add_text(app, "--resume", f.resume,
+           "continue the run saved in this checkpoint up to --epochs in total (same flags otherwise); the result "
+           "equals the uninterrupted run's bit for bit")
+      ->check(CLI::ExistingFile);
   add_int(app, "--synthetic-nodes", f.synthetic_nodes, "synthetic graph: nodes", 1);
+}
+
+// Checks between flags, before any data is loaded; returns the message of the first violation.
+std::optional<std::string> check_flag_combinations(const Flags& f) {
+  if ((!f.checkpoint.empty() || !f.resume.empty()) && f.runs != 1)
+    return "--checkpoint / --resume hold one run: use --runs 1 (got " + std::to_string(f.runs) + ")";
+  if (f.checkpoint_every > 0 && f.checkpoint.empty()) return "--checkpoint-every needs --checkpoint FILE";
+  return std::nullopt;
 }
 
 Dataset load(const Flags& f, std::string& source) {
@@ -173,6 +192,9 @@ int train(const Flags& f) {
     options.seed = seed;
     options.log_every = r > 0 ? 0 : f.log_every;
     options.nonfinite_loss = parse_nonfinite_loss(f.nonfinite);
+    options.checkpoint_path = f.checkpoint;
+    options.checkpoint_every = f.checkpoint_every;
+    options.resume_path = f.resume;
     // The output files are written below, after the summary, so that a failed
     // write never loses the results.
     Trainer trainer(*model, data, options);
@@ -237,6 +259,10 @@ int main(int argc, char** argv) {
   Flags flags;
   add_flags(app, flags);
   if (const std::optional<int> exit_code = edgewise::cli::parse(app, argc, argv)) return *exit_code;
+  if (const std::optional<std::string> error = check_flag_combinations(flags)) {
+    std::fprintf(stderr, "edgewise-train: error: %s\n", error->c_str());
+    return 2;
+  }
   try {
     return train(flags);
   } catch (const std::exception& e) {

@@ -76,6 +76,11 @@ BAD_TRAIN_FLAGS = [
     (["--json", "/nonexistent_edgewise_dir/a.json"], "--json: cannot write '/nonexistent_edgewise_dir/a.json'"),
     (["--metrics", "/nonexistent_edgewise_dir/m.csv"], "--metrics: cannot write '/nonexistent_edgewise_dir/m.csv'"),
     (["--plot", "/nonexistent_edgewise_dir/p.svg"], "--plot: cannot write '/nonexistent_edgewise_dir/p.svg'"),
+    (["--checkpoint", "/nonexistent_edgewise_dir/c.npz"], "--checkpoint: cannot write '/nonexistent_edgewise_dir/c.npz'"),
+    (["--checkpoint-every", "-1"], "--checkpoint-every: '-1' is out of range"),
+    (["--resume", "/nonexistent_edgewise_dir/c.npz"], "--resume"),
+    (["--checkpoint-every", "5"], "--checkpoint-every needs --checkpoint FILE"),
+    (["--checkpoint", "/tmp/edgewise_c.npz", "--runs", "2"], "--checkpoint / --resume hold one run"),
 ]
 
 
@@ -279,3 +284,22 @@ def test_minibatch_sage_runs_and_stops_on_a_diverging_loss():
     proc = run(MINIBATCH, "--dataset", "synthetic", "--epochs", "2", "--batch", "256", "--lr", "1e30")
     assert proc.returncode == 1
     assert "MiniBatchTrainer: the training loss is" in proc.stderr, proc.stderr
+
+
+@needs_train
+def test_resume_continues_to_the_uninterrupted_result_bit_for_bit(tmp_path):
+    common = ["--dataset", "synthetic", "--synthetic-nodes", "1000", "--log-every", "0", "--seed", "3"]
+    whole, part, resumed = tmp_path / "whole.json", tmp_path / "part.json", tmp_path / "resumed.json"
+    ckpt = tmp_path / "run.npz"
+    proc = run(TRAIN, *common, "--epochs", "12", "--metrics", str(whole))
+    assert proc.returncode == 0, proc.stderr
+    proc = run(TRAIN, *common, "--epochs", "5", "--checkpoint", str(ckpt), "--checkpoint-every", "2",
+               "--metrics", str(part))
+    assert proc.returncode == 0, proc.stderr
+    assert np.load(ckpt)["trainer.epoch"] == 5
+    proc = run(TRAIN, *common, "--epochs", "12", "--resume", str(ckpt), "--metrics", str(resumed))
+    assert proc.returncode == 0, proc.stderr
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "epoch_ms"} for r in rows]
+    a, b = json.loads(whole.read_text()), json.loads(resumed.read_text())
+    assert strip(a["history"]) == strip(b["history"])
+    assert a["test_acc"] == b["test_acc"] and a["best_epoch"] == b["best_epoch"]

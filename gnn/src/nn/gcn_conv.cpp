@@ -38,11 +38,14 @@ Variable GCNConv::forward(const Graph& graph, const SparseTensor& x) const {
   return propagate(graph, sparse_matmul(x, weight_));
 }
 
-std::vector<Variable> GCNConv::parameters() const {
-  std::vector<Variable> ps{weight_};
-  if (bias_.defined()) ps.push_back(bias_);
-  return ps;
+// PyG's names: the weight lives in GCNConv.lin, the bias on the layer.
+NamedParameters GCNConv::named_parameters() const {
+  NamedParameters named{{"lin.weight", weight_}};
+  if (bias_.defined()) named.emplace_back("bias", bias_);
+  return named;
 }
+
+std::vector<Variable> GCNConv::parameters() const { return parameter_values(named_parameters()); }
 
 std::string GCNConv::describe() const {
   return "GCNConv(" + std::to_string(weight_.rows()) + " -> " + std::to_string(weight_.cols()) + ")";

@@ -29,12 +29,16 @@ Variable GINConv::forward(const Graph& graph, const SparseTensor& x) const {
   return mlp_tail(combine(graph, sparse_matmul(x, lin1_.weight())));
 }
 
-std::vector<Variable> GINConv::parameters() const {
-  std::vector<Variable> ps = lin1_.parameters();
-  for (const Variable& p : lin2_.parameters()) ps.push_back(p);
-  if (options_.train_eps) ps.push_back(eps_);
-  return ps;
+NamedParameters GINConv::named_parameters() const {
+  NamedParameters named;
+  // PyG's names: the MLP is nn = Sequential(Linear, ReLU, Linear).
+  append_named_parameters(named, "nn.0", lin1_);
+  append_named_parameters(named, "nn.2", lin2_);
+  if (options_.train_eps) named.emplace_back("eps", eps_);
+  return named;
 }
+
+std::vector<Variable> GINConv::parameters() const { return parameter_values(named_parameters()); }
 
 std::string GINConv::describe() const {
   return "GINConv(" + std::to_string(lin1_.in_features()) + " -> " + std::to_string(lin1_.out_features()) + " -> " +

@@ -52,13 +52,13 @@ Variable MiniBatchSAGE::forward(const MiniBatch& batch, const NodeFeatures& x, G
   return h;
 }
 
-std::vector<Variable> MiniBatchSAGE::parameters() const {
-  std::vector<Variable> ps;
-  for (const auto& conv : convs_) {
-    for (const Variable& p : conv->parameters()) ps.push_back(p);
-  }
-  return ps;
+NamedParameters MiniBatchSAGE::named_parameters() const {
+  NamedParameters named;
+  for (size_t l = 0; l < convs_.size(); ++l) append_named_parameters(named, "convs." + std::to_string(l), *convs_[l]);
+  return named;
 }
+
+std::vector<Variable> MiniBatchSAGE::parameters() const { return parameter_values(named_parameters()); }
 
 std::string MiniBatchSAGE::describe() const {
   std::string s = "minibatch-sage[";

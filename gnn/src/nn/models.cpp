@@ -64,13 +64,13 @@ class ConvStack : public NodeClassifier {
     return run(graph, x, generator, convs_.size() - 1);
   }
 
-  std::vector<Variable> parameters() const override {
-    std::vector<Variable> ps;
-    for (const auto& conv : convs_) {
-      for (const Variable& p : conv->parameters()) ps.push_back(p);
-    }
-    return ps;
+  NamedParameters named_parameters() const override {
+    NamedParameters named;
+    for (size_t l = 0; l < convs_.size(); ++l) append_named_parameters(named, "convs." + std::to_string(l), *convs_[l]);
+    return named;
   }
+
+  std::vector<Variable> parameters() const override { return parameter_values(named_parameters()); }
 
   std::vector<ParamGroup> param_groups(float weight_decay) const override {
     if (!decay_first_only_) return NodeClassifier::param_groups(weight_decay);

@@ -60,16 +60,15 @@ Variable SAGEConv::combine(const Graph& graph, const X& x) const {
 Variable SAGEConv::forward(const Graph& graph, const Variable& x) const { return combine(graph, x); }
 Variable SAGEConv::forward(const Graph& graph, const SparseTensor& x) const { return combine(graph, x); }
 
-std::vector<Variable> SAGEConv::parameters() const {
-  std::vector<Variable> ps = lin_l_.parameters();
-  if (lin_r_) {
-    for (const Variable& p : lin_r_->parameters()) ps.push_back(p);
-  }
-  if (project_) {
-    for (const Variable& p : project_->parameters()) ps.push_back(p);
-  }
-  return ps;
+NamedParameters SAGEConv::named_parameters() const {
+  NamedParameters named;
+  append_named_parameters(named, "lin_l", lin_l_);
+  if (lin_r_) append_named_parameters(named, "lin_r", *lin_r_);
+  if (project_) append_named_parameters(named, "lin", *project_);  // PyG's name for the pooling projection
+  return named;
 }
+
+std::vector<Variable> SAGEConv::parameters() const { return parameter_values(named_parameters()); }
 
 std::string SAGEConv::describe() const {
   const char* names[] = {"mean", "sum", "max-pool"};

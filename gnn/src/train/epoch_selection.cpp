@@ -18,18 +18,31 @@ void score_epoch(const Tensor& scores, const TrainData& data, EpochRecord& rec) 
   }
 }
 
+namespace {
+void report_best(const SelectionState& best, TrainResult& result) {
+  result.best_epoch = best.best_epoch;
+  result.best_valid_acc = best.best_valid_acc;
+  result.test_acc = best.best_test_acc;
+  result.train_acc = best.best_train_acc;
+}
+}  // namespace
+
 int64_t EpochSelector::observe(const EpochRecord& rec, TrainResult& result) {
   observed_ = true;
   last_ = rec;
-  const bool better = rec.valid_acc > best_valid_ || (rec.valid_acc == best_valid_ && rec.valid_loss < best_valid_loss_);
-  if (!better) return ++since_best_;
-  best_valid_ = rec.valid_acc;
-  best_valid_loss_ = rec.valid_loss;
-  result.best_epoch = rec.epoch;
-  result.best_valid_acc = rec.valid_acc;
-  result.test_acc = rec.test_acc;
-  result.train_acc = rec.train_acc;
-  return since_best_ = 0;
+  const bool better = rec.valid_acc > best_.best_valid_acc ||
+                      (rec.valid_acc == best_.best_valid_acc && rec.valid_loss < best_.best_valid_loss);
+  if (!better) return ++best_.since_best;
+  best_ = {rec.epoch, rec.valid_acc, rec.valid_loss, rec.test_acc, rec.train_acc, 0};
+  report_best(best_, result);
+  return 0;
+}
+
+void EpochSelector::restore(const SelectionState& state, const EpochRecord* last, TrainResult& result) {
+  best_ = state;
+  observed_ = last != nullptr;
+  if (last) last_ = *last;
+  if (best_.best_epoch > 0) report_best(best_, result);
 }
 
 void EpochSelector::finish(TrainResult& result) const {

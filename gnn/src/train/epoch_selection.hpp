@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "edgewise/gnn/trainer.hpp"
 
@@ -12,9 +13,22 @@ namespace edgewise::gnn::train_detail {
 // Full-batch scores [N, K] -> rec's train / valid / test accuracy and validation loss.
 void score_epoch(const Tensor& scores, const TrainData& data, EpochRecord& rec);
 
+// What EpochSelector has learnt so far (for checkpoints): the best evaluated
+// epoch by validation accuracy and the patience count.
+struct SelectionState {
+  int64_t best_epoch = 0;
+  double best_valid_acc = -1, best_valid_loss = 1e300, best_test_acc = 0, best_train_acc = 0;
+  int64_t since_best = 0;
+};
+
 class EpochSelector {
  public:
   explicit EpochSelector(ModelSelection selection) : selection_(selection) {}
+  SelectionState state() const { return best_; }
+  int64_t last_epoch() const { return observed_ ? last_.epoch : 0; }  // the last evaluated epoch (0: none)
+  // Continues from `state`, `last` being the last evaluated epoch (null: none), for a
+  // checkpoint resume; sets result's best-validation metrics as observe() had.
+  void restore(const SelectionState& state, const EpochRecord* last, TrainResult& result);
   // An evaluated epoch: updates result's best-validation metrics; returns how many
   // evaluations have passed since the best one (the patience count).
   int64_t observe(const EpochRecord& rec, TrainResult& result);
@@ -23,8 +37,7 @@ class EpochSelector {
 
  private:
   ModelSelection selection_;
-  double best_valid_ = -1, best_valid_loss_ = 1e300;
-  int64_t since_best_ = 0;
+  SelectionState best_;
   bool observed_ = false;
   EpochRecord last_;
 };

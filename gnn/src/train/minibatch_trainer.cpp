@@ -13,6 +13,7 @@
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/philox.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
+#include "train/checkpoint.hpp"
 #include "train/epoch_selection.hpp"
 #include "train/loss_guard.hpp"
 
@@ -65,6 +66,11 @@ MiniBatchTrainer::MiniBatchTrainer(MiniBatchSAGE& model, const TrainData& data, 
              "' is empty: best-valid selection and early stopping need it (use ModelSelection::LastEpoch, patience 0)");
   EW_REQUIRE(static_cast<int64_t>(options_.fanouts.size()) == model.num_layers(), kOp, ": ", options_.fanouts.size(),
              " fanouts for a model of ", model.num_layers(), " layers");
+  EW_REQUIRE(options_.checkpoint_every >= 0, kOp, ": checkpoint_every (", options_.checkpoint_every,
+             ") must be >= 0");
+  EW_REQUIRE(options_.checkpoint_every == 0 || !options_.checkpoint_path.empty(), kOp, ": checkpoint_every (",
+             options_.checkpoint_every, ") needs a checkpoint_path");
+  if (!options_.checkpoint_path.empty()) train_detail::check_checkpoint_path(options_.checkpoint_path);
 }
 
 double MiniBatchTrainer::evaluate(const IndexTensor& rows) {
@@ -95,7 +101,18 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
   train_detail::LossGuard loss_guard("MiniBatchTrainer", options_.nonfinite_loss);
   int64_t since_best = 0;
   const auto start = Clock::now();
-  for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+  const train_detail::RunState run{model_, optimizer, generator_, selector, result, &seeds};
+  int64_t first_epoch = 1;
+  double resumed_seconds = 0;  // training time before the checkpoint
+  if (!options_.resume_path.empty()) {
+    first_epoch = train_detail::resume_from_checkpoint(options_.resume_path, options_.epochs, run, resumed_seconds);
+    since_best = selector.state().since_best;
+  }
+  auto checkpoint = [&](int64_t epoch) {
+    train_detail::save_checkpoint(options_.checkpoint_path, epoch, run,
+                                  resumed_seconds + seconds_between(start, Clock::now()));
+  };
+  for (int64_t epoch = first_epoch; epoch <= options_.epochs; ++epoch) {
     EpochRecord rec;
     rec.epoch = epoch;
     model_.train();
@@ -168,15 +185,19 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
       }
       std::fflush(stdout);
     }
+    if (options_.checkpoint_every > 0 && epoch % options_.checkpoint_every == 0 && epoch < options_.epochs) {
+      checkpoint(epoch);
+    }
     if (evaluate_now && options_.patience > 0 && since_best >= options_.patience) {
       result.stopped_early = true;
       break;
     }
   }
-  result.total_seconds = seconds_between(start, Clock::now());
+  if (!options_.checkpoint_path.empty() && !result.history.empty()) checkpoint(result.history.back().epoch);
+  result.total_seconds = resumed_seconds + seconds_between(start, Clock::now());
   selector.finish(result);
   std::sort(rates.begin(), rates.end());
-  result.batches_per_second = rates.empty() ? 0.0 : rates[rates.size() / 2];
+  result.batches_per_second = rates.empty() ? 0.0 : rates[rates.size() / 2];  // empty: resumed with nothing to run
   result.sampling_fraction = train_seconds > 0 ? sample_seconds / train_seconds : 0.0;
   return result;
 }

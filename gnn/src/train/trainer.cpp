@@ -8,6 +8,7 @@
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/ops.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "train/checkpoint.hpp"
 #include "train/epoch_selection.hpp"
 #include "train/loss_guard.hpp"
 
@@ -67,6 +68,11 @@ Trainer::Trainer(NodeClassifier& model, const TrainData& data, TrainerOptions op
   EW_REQUIRE(data.valid_idx.numel() > 0 || (options_.selection == ModelSelection::LastEpoch && options_.patience == 0),
              "Trainer: the validation split (valid_idx) of '", data.name,
              "' is empty: best-valid selection and early stopping need it (use ModelSelection::LastEpoch, patience 0)");
+  EW_REQUIRE(options_.checkpoint_every >= 0, "Trainer: checkpoint_every (", options_.checkpoint_every,
+             ") must be >= 0");
+  EW_REQUIRE(options_.checkpoint_every == 0 || !options_.checkpoint_path.empty(), "Trainer: checkpoint_every (",
+             options_.checkpoint_every, ") needs a checkpoint_path");
+  if (!options_.checkpoint_path.empty()) train_detail::check_checkpoint_path(options_.checkpoint_path);
 }
 
 double Trainer::evaluate(const IndexTensor& rows) {
@@ -86,7 +92,17 @@ TrainResult Trainer::fit() {
   TrainResult result;
   const auto start = Clock::now();
   train_detail::EpochSelector selector(options_.selection);
-  for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+  const train_detail::RunState run{model_, *optimizer, generator_, selector, result};
+  int64_t first_epoch = 1;
+  double resumed_seconds = 0;  // training time before the checkpoint
+  if (!options_.resume_path.empty()) {
+    first_epoch = train_detail::resume_from_checkpoint(options_.resume_path, options_.epochs, run, resumed_seconds);
+  }
+  auto checkpoint = [&](int64_t epoch) {
+    train_detail::save_checkpoint(options_.checkpoint_path, epoch, run,
+                                  resumed_seconds + ms_between(start, Clock::now()) / 1e3);
+  };
+  for (int64_t epoch = first_epoch; epoch <= options_.epochs; ++epoch) {
     EpochRecord rec;
     rec.epoch = epoch;
     // One training step: forward, loss, backward, update.
@@ -113,12 +129,16 @@ TrainResult Trainer::fit() {
     const int64_t since_best = selector.observe(rec, result);
     if (options_.log_every > 0 && (epoch % options_.log_every == 0 || epoch == 1 || epoch == options_.epochs)) {
       const double elapsed = ms_between(start, Clock::now()) / 1e3;
-      const double eta = elapsed / static_cast<double>(epoch) * static_cast<double>(options_.epochs - epoch);
+      const double eta =
+          elapsed / static_cast<double>(epoch - first_epoch + 1) * static_cast<double>(options_.epochs - epoch);
       const double edges_per_s = static_cast<double>(data_.graph.num_edges()) / (rec.epoch_ms / 1e3);
       std::printf("epoch %4lld/%lld  loss %.4f  train %.3f  valid %.3f  test %.3f  %.2f ms/epoch  %.3g edges/s  ETA %s\n",
                   static_cast<long long>(epoch), static_cast<long long>(options_.epochs), rec.loss, rec.train_acc,
                   rec.valid_acc, rec.test_acc, rec.epoch_ms, edges_per_s, format_seconds(eta).c_str());
       std::fflush(stdout);
+    }
+    if (options_.checkpoint_every > 0 && epoch % options_.checkpoint_every == 0 && epoch < options_.epochs) {
+      checkpoint(epoch);
     }
     if (options_.on_epoch && !options_.on_epoch(rec)) {
       result.stopped_early = true;
@@ -129,8 +149,9 @@ TrainResult Trainer::fit() {
       break;
     }
   }
+  if (!options_.checkpoint_path.empty() && !result.history.empty()) checkpoint(result.history.back().epoch);
   selector.finish(result);
-  result.total_seconds = ms_between(start, Clock::now()) / 1e3;
+  result.total_seconds = resumed_seconds + ms_between(start, Clock::now()) / 1e3;
   if (!options_.metrics_csv.empty()) write_metrics_csv(options_.metrics_csv, result.history);
   if (!options_.metrics_json.empty()) write_metrics_json(options_.metrics_json, result);
   if (!options_.plot_svg.empty()) write_training_curves_svg(options_.plot_svg, result.history, data_.name);

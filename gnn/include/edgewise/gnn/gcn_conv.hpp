@@ -33,6 +33,7 @@ class GCNConv : public Module {
   const Graph& propagation_graph(const Graph& graph) const;
 
   std::vector<Variable> parameters() const override;
+  NamedParameters named_parameters() const override;
   std::string describe() const override;
   const Variable& weight() const { return weight_; }
 

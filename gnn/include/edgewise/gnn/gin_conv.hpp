@@ -26,6 +26,7 @@ class GINConv : public Module {
   Variable forward(const Graph& graph, const SparseTensor& x) const;
 
   std::vector<Variable> parameters() const override;
+  NamedParameters named_parameters() const override;
   std::string describe() const override;
 
  private:

@@ -15,6 +15,7 @@ class Linear : public Module {
   Variable forward(const Variable& x) const;
 
   std::vector<Variable> parameters() const override;
+  NamedParameters named_parameters() const override;
   std::string describe() const override;
   const Variable& weight() const { return weight_; }
   const Variable& bias() const { return bias_; }

@@ -31,6 +31,7 @@ class MiniBatchSAGE : public NodeClassifier {
 
   int64_t num_layers() const { return static_cast<int64_t>(convs_.size()); }
   std::vector<Variable> parameters() const override;
+  NamedParameters named_parameters() const override;  // "convs.<layer>.<SAGEConv name>", as the sage model
   std::string describe() const override;
 
  private:
@@ -64,6 +65,13 @@ struct MiniBatchTrainerOptions {
   ModelSelection selection = ModelSelection::BestValidation;  // LastEpoch: the last evaluated epoch
   int64_t log_every = 1;        // progress line every this many epochs (0: silent)
   NonFiniteLoss nonfinite_loss = NonFiniteLoss::Error;  // checked per batch
+  // Checkpoints, as TrainerOptions (the loss-prioritised seed sampler's priorities
+  // included). The last epoch of a run is always evaluated, so resuming from a
+  // checkpoint taken at an epoch that is not a multiple of eval_every reports one
+  // more evaluation than the uninterrupted run; at a multiple it is bitwise the same.
+  std::string checkpoint_path;
+  int64_t checkpoint_every = 0;
+  std::string resume_path;
 };
 
 struct MiniBatchTrainResult : TrainResult {

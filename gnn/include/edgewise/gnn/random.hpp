@@ -18,6 +18,19 @@ class Generator {
     next_stream_ = 0;
   }
 
+  // Everything that determines the numbers to come: saving it and restoring it
+  // later (a checkpoint) continues the same sequence of streams.
+  struct State {
+    uint64_t seed = 0;
+    uint64_t next_stream = 0;
+    friend bool operator==(const State&, const State&) = default;
+  };
+  State state() const noexcept { return {seed_, next_stream_}; }
+  void set_state(const State& state) noexcept {
+    seed_ = state.seed;
+    next_stream_ = state.next_stream;
+  }
+
  private:
   uint64_t seed_;
   uint64_t next_stream_ = 0;

@@ -33,6 +33,7 @@ class SAGEConv : public Module {
   Variable forward(const Graph& graph, const SparseTensor& x) const;
 
   std::vector<Variable> parameters() const override;
+  NamedParameters named_parameters() const override;
   std::string describe() const override;
 
  private:

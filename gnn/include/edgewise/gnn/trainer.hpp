@@ -88,6 +88,19 @@ struct TrainerOptions {
   // Called after every epoch (after its progress line); returning false stops training
   // (TrainResult::stopped_early). Exceptions propagate out of fit().
   std::function<bool(const EpochRecord&)> on_epoch;
+  // Checkpoints (.npz, written atomically): every checkpoint_every epochs (0: only at
+  // the end) and after the last epoch, when checkpoint_path is set. resume_path
+  // continues a run from its checkpoint up to `epochs` in total; with the same other
+  // options the result is bitwise that of the uninterrupted run. A checkpoint holds
+  // "model.<parameter name>", "optim.*" (kind, per-parameter state), "rng.*" (the
+  // dropout Generator), "trainer.*" (epoch, stopped_early, elapsed seconds),
+  // "history.*" (one array per EpochRecord field) and "selection.*" (best epoch and
+  // its metrics, patience count); the full list is in src/train/checkpoint.cpp.
+  // A checkpoint that does not fit the model or optimizer is refused, naming the
+  // key, before anything changes.
+  std::string checkpoint_path;
+  int64_t checkpoint_every = 0;
+  std::string resume_path;
 };
 
 struct EpochRecord {

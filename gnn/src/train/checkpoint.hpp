@@ -1,0 +1,65 @@
+// Trainer checkpoints: everything Trainer::fit needs to continue a run exactly —
+// model parameters, optimizer state, the dropout generator, the history and the
+// model-selection state — as one .npz archive (keys in checkpoint.cpp).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgewise/gnn/importance_sampler.hpp"
+#include "edgewise/gnn/optim.hpp"
+#include "edgewise/gnn/random.hpp"
+#include "edgewise/gnn/state_dict.hpp"
+#include "edgewise/gnn/trainer.hpp"
+#include "train/epoch_selection.hpp"
+
+namespace edgewise::gnn::train_detail {
+
+struct TrainerCheckpoint {
+  int64_t epoch = 0;  // the last completed epoch
+  bool stopped_early = false;
+  double elapsed_seconds = 0;
+  StateDict model;
+  OptimizerState optimizer;
+  Generator::State generator;
+  std::vector<EpochRecord> history;
+  SelectionState selection;
+  int64_t last_evaluated_epoch = 0;    // 0: none (MiniBatchTrainer evaluates every eval_every epochs)
+  std::vector<float> seed_priorities;  // MiniBatchTrainer's loss-prioritised SeedSampler; empty otherwise
+};
+
+// Atomic (write_npz); std::runtime_error naming `path` on an I/O failure.
+void write_trainer_checkpoint(const std::string& path, const TrainerCheckpoint& checkpoint);
+// DataFileError naming `path` and the key when the file is no Trainer checkpoint
+// (a missing or unexpected key, a wrong dtype or shape).
+TrainerCheckpoint read_trainer_checkpoint(const std::string& path);
+
+// Fails fast (std::invalid_argument naming `path`) when checkpoints could not be
+// written there — its directory is missing or not writable, or it is a directory —
+// so that a run does not train for hours before finding out.
+void check_checkpoint_path(const std::string& path);
+
+// The parts of a running fit() a checkpoint saves and restores.
+struct RunState {
+  NodeClassifier& model;
+  Optimizer& optimizer;
+  Generator& generator;
+  EpochSelector& selector;
+  TrainResult& result;
+  std::unique_ptr<SeedSampler>* seeds = nullptr;  // MiniBatchTrainer: its (possibly null) seed sampler
+};
+
+// The state of `run` after `epoch`, to `path`.
+void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run, double elapsed_seconds);
+
+// Loads the checkpoint `path` into `run` (model, optimizer, generator, selector,
+// seed sampler; result's history, best-validation metrics and stopped_early) after
+// checking all of it, so a bad checkpoint changes nothing. Returns the first epoch
+// still to run (past `epochs` when the checkpointed run had stopped early);
+// `elapsed_seconds` gets the checkpointed run's training time.
+int64_t resume_from_checkpoint(const std::string& path, int64_t epochs, const RunState& run,
+                               double& elapsed_seconds);
+
+}  // namespace edgewise::gnn::train_detail
