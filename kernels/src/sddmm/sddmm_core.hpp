@@ -8,10 +8,12 @@
 namespace edgewise::sddmm_detail {
 
 // out[e, h] of the dot form: a fixed-order dot product over the D features of head h.
-template <class T>
+// kD > 0 fixes the width at compile time (the CPU driver's common widths); 0: runtime d.
+template <int64_t kD = 0, class T>
 EW_HD_INLINE T dot_edge(const T* __restrict__ x_row, const T* __restrict__ y_row, int64_t d) {
+  const int64_t n = kD > 0 ? kD : d;
   T acc = T(0);
-  for (int64_t k = 0; k < d; ++k) acc += x_row[k] * y_row[k];
+  for (int64_t k = 0; k < n; ++k) acc += x_row[k] * y_row[k];
   return acc;
 }
 
