@@ -13,7 +13,7 @@
 namespace edgewise::bench {
 namespace {
 
-constexpr int64_t kN = 100000, kE = 2000000, kH = 8, kD = 8;
+constexpr int64_t kN = 100000, kE = 2000000;
 
 enum class Kind { SddmmAdd, SddmmDot, Softmax, SoftmaxBackward, Aggregate };
 
@@ -28,7 +28,7 @@ const char* kind_name(Kind k) {
   return "?";
 }
 
-Prepared prepare(Device device, Kind kind, const Options& options) {
+Prepared prepare(Device device, Kind kind, int64_t kH, int64_t kD, const Options& options) {
   std::mt19937_64 rng(options.seed);
   const auto offsets = power_law_offsets(kN, kE, 1.0, rng);
   std::vector<int32_t> indices(static_cast<size_t>(kE));
@@ -58,7 +58,7 @@ Prepared prepare(Device device, Kind kind, const Options& options) {
   const bool edge_out = kind != Kind::Aggregate;
   st->out = Buffer<float>(edge_out ? kE * kH : kN * kH * kD, device);
   st->ctx = std::make_unique<Context>(device);
-  auto call = [st, kind](Context& ctx) {
+  auto call = [st, kind, kH, kD](Context& ctx) {
     switch (kind) {
       case Kind::SddmmAdd:
         sddmm_add<float, int32_t>(st->offsets.view(), st->indices.view(), st->node_heads_a.matrix(kN, kH),
@@ -108,8 +108,11 @@ EW_BENCH_CASES {
   for (Device device : bench_devices()) {
     for (Kind kind : {Kind::SddmmAdd, Kind::SddmmDot, Kind::Softmax, Kind::SoftmaxBackward, Kind::Aggregate}) {
       const std::string name = std::string(kind_name(kind)) + "/H=8,D=8/powerlaw/N=100000,E=2000000";
-      register_case({name, device, [=](const Options& o) { return prepare(device, kind, o); }});
+      register_case({name, device, [=](const Options& o) { return prepare(device, kind, 8, 8, o); }});
     }
+    // One head of 64 features: the same traffic as spmm_weight_backward (C = 64).
+    register_case({"sddmm_dot/H=1,D=64/powerlaw/N=100000,E=2000000", device,
+                   [=](const Options& o) { return prepare(device, Kind::SddmmDot, 1, 64, o); }});
   }
 }
 
