@@ -268,7 +268,7 @@ TEST(Models, GcnDecaysOnlyTheFirstLayerAndBadConfigsAreRejected) {
   EXPECT_EQ(make_model(c, gen)->param_groups(1e-3f).size(), 1u);
   c.dropout = 1.5f;
   EXPECT_THROW(make_model(c, gen), std::invalid_argument);
-  EXPECT_THROW(parse_model_kind("gat"), std::invalid_argument);
+  EXPECT_THROW(parse_model_kind("transformer"), std::invalid_argument);
 }
 
 }  // namespace

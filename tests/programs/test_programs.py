@@ -57,7 +57,9 @@ BAD_TRAIN_FLAGS = [
     (["--log-every", "-1"], "--log-every: '-1' is out of range"),
     (["--synthetic-nodes", "0"], "--synthetic-nodes: '0' is out of range"),
     (["--form", "typo"], "--form: 'typo' is not one of fused or materialized"),
-    (["--model", "gat"], "--model: 'gat' is not one of"),
+    (["--model", "gatt"], "--model: 'gatt' is not one of"),
+    (["--heads", "0"], "--heads: '0' is out of range"),
+    (["--attention-dropout", "1"], "--attention-dropout: '1' is out of range"),
     (["--aggregation", "fast"], "--aggregation: 'fast' is not one of"),
     (["--optimizer", "adagrad"], "--optimizer: 'adagrad' is not one of"),
     (["--select", "best"], "--select: 'best' is not one of"),
@@ -102,7 +104,8 @@ def test_train_help_exits_zero_and_lists_every_flag():
     for flag in ["--dataset", "--data-dir", "--model", "--layers", "--hidden", "--dropout", "--lr", "--weight-decay",
                  "--optimizer", "--epochs", "--patience", "--select", "--seed", "--runs", "--device", "--aggregation",
                  "--form", "--features", "--normalize-features", "--sage-aggr", "--deterministic", "--nonfinite",
-                 "--log-every", "--json", "--metrics", "--plot", "--synthetic-nodes"]:
+                 "--log-every", "--json", "--metrics", "--plot", "--synthetic-nodes", "--checkpoint",
+                 "--checkpoint-every", "--resume", "--heads", "--output-heads", "--attention-dropout"]:
         assert flag in proc.stdout, flag
 
 
@@ -303,3 +306,13 @@ def test_resume_continues_to_the_uninterrupted_result_bit_for_bit(tmp_path):
     a, b = json.loads(whole.read_text()), json.loads(resumed.read_text())
     assert strip(a["history"]) == strip(b["history"])
     assert a["test_acc"] == b["test_acc"] and a["best_epoch"] == b["best_epoch"]
+
+
+@needs_train
+def test_gat_trains_with_the_paper_recipe_where_flags_are_open(tmp_path):
+    out = tmp_path / "gat.json"
+    proc = run(TRAIN, "--dataset", "synthetic", "--synthetic-nodes", "1000", "--model", "gat", "--epochs", "3",
+               "--log-every", "0", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "8 heads" in proc.stdout or "heads" in proc.stdout.lower(), proc.stdout
+    assert json.loads(out.read_text())["model"] == "gat"

@@ -3,6 +3,7 @@
 
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "nn/gat_model.hpp"
 
 namespace edgewise::gnn {
 
@@ -10,7 +11,8 @@ ModelKind parse_model_kind(const std::string& name) {
   if (name == "gcn") return ModelKind::GCN;
   if (name == "sage" || name == "graphsage") return ModelKind::GraphSAGE;
   if (name == "gin") return ModelKind::GIN;
-  detail::throw_invalid_argument("model: unknown '", name, "' (expected gcn, sage or gin)");
+  if (name == "gat") return ModelKind::Gat;
+  detail::throw_invalid_argument("model: unknown '", name, "' (expected gcn, sage, gin or gat)");
 }
 
 const char* to_string(ModelKind kind) {
@@ -18,8 +20,22 @@ const char* to_string(ModelKind kind) {
     case ModelKind::GCN: return "gcn";
     case ModelKind::GraphSAGE: return "sage";
     case ModelKind::GIN: return "gin";
+    case ModelKind::Gat: return "gat";
   }
   return "?";
+}
+
+ModelConfig default_model_config(ModelKind kind) {
+  ModelConfig c;
+  c.kind = kind;
+  if (kind == ModelKind::Gat) {
+    c.hidden_features = 8;
+    c.dropout = 0.6f;
+    c.gat_heads = 8;
+    c.gat_output_heads = 1;
+    c.attention_dropout = 0.6f;
+  }
+  return c;
 }
 
 std::vector<ParamGroup> NodeClassifier::param_groups(float weight_decay) const {
@@ -140,6 +156,7 @@ std::unique_ptr<NodeClassifier> make_model(const ModelConfig& c, Generator& gene
       });
       return std::make_unique<ConvStack<GINConv>>(c, std::move(convs), false);
     }
+    case ModelKind::Gat: return make_gat_model(c, generator, device);
   }
   detail::throw_invalid_argument("model: unknown kind");
 }

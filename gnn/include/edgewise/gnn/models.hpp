@@ -1,5 +1,6 @@
 // Ready-made node classifiers: GCN, GraphSAGE and GIN stacks in the shape of the
-// PyG examples (dropout on the input and between layers, ReLU between layers).
+// PyG examples (dropout on the input and between layers, ReLU between layers), and GAT
+// (ELU between layers, multi-head attention; see gnn/src/nn/gat_model.hpp).
 #pragma once
 
 #include <memory>
@@ -14,8 +15,8 @@
 
 namespace edgewise::gnn {
 
-enum class ModelKind { GCN, GraphSAGE, GIN };
-ModelKind parse_model_kind(const std::string& name);  // "gcn", "sage"/"graphsage", "gin"
+enum class ModelKind { GCN, GraphSAGE, GIN, Gat };
+ModelKind parse_model_kind(const std::string& name);  // "gcn", "sage"/"graphsage", "gin", "gat"
 const char* to_string(ModelKind kind);
 
 struct ModelConfig {
@@ -28,8 +29,18 @@ struct ModelConfig {
   SageAggregator sage_aggregator = SageAggregator::Mean;
   bool sage_normalize = false;
   bool gin_train_eps = false;
+  // GAT (Veličković et al.): heads of the hidden layers (concatenated), heads of the
+  // output layer (averaged), dropout on the attention coefficients.
+  int64_t gat_heads = 8;
+  int64_t gat_output_heads = 1;
+  float attention_dropout = 0.6f;
   AggregationOptions aggregation{};  // strategy / form for every layer
 };
+
+// The published recipe's defaults for `kind` (in/out features left 0): for Gat,
+// Veličković et al.'s 8 heads x 8 hidden features, dropout 0.6 on inputs and attention,
+// one output head; for the others, the ModelConfig defaults.
+ModelConfig default_model_config(ModelKind kind);
 
 class NodeClassifier : public Module {
  public:
