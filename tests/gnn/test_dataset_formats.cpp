@@ -211,6 +211,8 @@ TEST(GnnBenchmarkNpz, MalformedFilesNameTheFileAndKey) {
   k = gnn_benchmark_keys();
   k["labels"] = i64({1, 0, 1, 2});
   fails(k, {"bad.npz", "key 'labels' must have shape (N,) with N = 5, got (4,)"});
+  fails({{"adj_matrix", object_npy(1)}, {"node_label", i64({0})}},
+        {"bad.npz", "key 'adj_matrix' is a pickled scipy matrix", "never unpickled"});
   k = gnn_benchmark_keys();
   k["attr_data"] = f32({1.5f, 1.0f, 2.0f, 0.5f, 0.0f, std::numeric_limits<float>::infinity()});
   fails(k, {"key 'attr_data' holds a non-finite value", "[4, 0]"});
@@ -343,7 +345,7 @@ TEST(OgbRawFolder, ReadsEdgesFeaturesLabelsAndSplit) {
   write_ogb_folder(root, true);
   LoadOptions dense;
   dense.features = FeatureFormat::Dense;
-  for (const auto& path : {root, root / "raw"}) {
+  for (const auto& path : {root, root / "raw", root / "raw" / ""}) {
     const Dataset d = gnn::load_dataset(path.string(), dense);
     EXPECT_EQ(d.name, "ogbn_tiny");
     EXPECT_EQ(d.num_nodes, kN);

@@ -124,7 +124,7 @@ std::filesystem::path resolve_dataset_path(std::string_view name_or_path);
 //   any other file                      an edge list: one "src,dst" or "src dst"
 //        pair of node ids >= 0 per line (further columns, such as weights, are
 //        ignored), '#' and '%' comment lines, an optional header line; gzip is
-//        read transparently. N = largest id + 1.
+//        read transparently. N = largest id + 1 (ids up to 2^32 - 1).
 //
 // For all but the OGB npz layout: an adjacency entry (i, j) (nonzero value) is
 // the edge i -> j; edges are kept as stored (no symmetrisation, no deduplication)

@@ -18,6 +18,11 @@ DatasetFormat detect_format(const std::filesystem::path& path) {
   if (archive.contains("num_nodes") && archive.contains("edge_index")) return DatasetFormat::OgbNpz;
   if (archive.contains("adj_indptr") || archive.contains("adj_data")) return DatasetFormat::GnnBenchmarkNpz;
   if (archive.contains("format") && archive.contains("shape")) return DatasetFormat::ScipySparseNpz;
+  if (archive.contains("adj_matrix"))
+    throw DataFileError("npz '" + path.string() +
+                        "': key 'adj_matrix' is a pickled scipy matrix (the GraphGallery layout), and pickles are "
+                        "never unpickled; save its arrays as gnn-benchmark keys (adj_data, adj_indices, adj_indptr, "
+                        "adj_shape, attr_..., labels) or the matrix with scipy.sparse.save_npz");
   return DatasetFormat::OgbNpz;  // whose missing-key error lists what the file holds
 }
 

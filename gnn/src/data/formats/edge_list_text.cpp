@@ -6,8 +6,8 @@ namespace edgewise::gnn::formats {
 
 namespace {
 
-// Nodes beyond this are taken for a corrupt id, not allocated.
-constexpr int64_t kMaxNodeId = int64_t{1} << 40;
+// Ids beyond this are taken for a corrupt file (N = largest id + 1 nodes get allocated).
+constexpr int64_t kMaxNodeId = (int64_t{1} << 32) - 1;
 
 }  // namespace
 
@@ -29,7 +29,7 @@ Dataset load_edge_list(const std::filesystem::path& file, const LoadOptions& opt
     }
     seen_data = true;
     if (u < 0 || v < 0 || u > kMaxNodeId || v > kMaxNodeId)
-      lines.fail("node id " + std::to_string(u < 0 || u > kMaxNodeId ? u : v) + " is outside [0, 2^40]");
+      lines.fail("node id " + std::to_string(u < 0 || u > kMaxNodeId ? u : v) + " is outside [0, 2^32 - 1]");
     max_id = std::max({max_id, u, v});
     pairs.emplace_back(u, v);
   }

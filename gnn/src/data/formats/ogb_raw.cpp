@@ -47,8 +47,10 @@ std::vector<int64_t> read_int_column(const fs::path& file, bool allow_nan, int64
 
 }  // namespace
 
-Dataset load_ogb_raw_folder(const fs::path& folder, const LoadOptions& options) {
+Dataset load_ogb_raw_folder(const fs::path& path, const LoadOptions& options) {
   std::error_code ec;
+  fs::path folder = path.lexically_normal();
+  if (!folder.has_filename()) folder = folder.parent_path();  // "dir/raw/" -> "dir/raw"
   fs::path raw = folder / "raw", root = folder;
   if (find_csv(raw, "edge").empty()) {
     raw = folder;
@@ -60,7 +62,6 @@ Dataset load_ogb_raw_folder(const fs::path& folder, const LoadOptions& options) 
                         "raw/node-feat.csv.gz, raw/node-label.csv.gz and split/<name>/{train,valid,test}.csv.gz)");
   Dataset d;
   d.name = fs::absolute(root, ec).lexically_normal().filename().string();
-  if (d.name.empty()) d.name = fs::absolute(root, ec).lexically_normal().parent_path().filename().string();
 
   // Edges, remembering the largest id and its line for the range check below.
   std::vector<std::pair<int64_t, int64_t>> pairs;
