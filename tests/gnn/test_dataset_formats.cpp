@@ -83,7 +83,8 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 }
 
 // The graph every format below stores: A[i, j] != 0 <=> edge i -> j.
-const std::vector<std::pair<int64_t, int64_t>> kEdges = {{0, 1}, {0, 2}, {1, 0}, {2, 2}, {3, 4}, {4, 0}, {4, 3}};  // sorted
+const std::vector<std::pair<int64_t, int64_t>> kEdges = {{0, 1}, {0, 2}, {1, 0}, {2, 2},
+                                                         {3, 4}, {4, 0}, {4, 3}};  // sorted
 constexpr int64_t kN = 5;
 
 std::vector<int64_t> expected_edge_index() {
@@ -317,7 +318,10 @@ TEST(ScipySparseNpz, MalformedFilesNameTheFileAndKey) {
   k["format"] = text_npy({"csr"}, false, true);
   k["indices"] = i64({2, 3, 1, 0, 2, 4, -1, 3});
   fails(k, {"key 'indices' holds indices[6] (-1) outside [0, 5)"});
-  k = {{"row", i64({0, 1})}, {"col", i64({1, 5})}, {"data", f32({1, 1})}, {"shape", i64({kN, kN})},
+  k = {{"row", i64({0, 1})},
+       {"col", i64({1, 5})},
+       {"data", f32({1, 1})},
+       {"shape", i64({kN, kN})},
        {"format", text_npy({"coo"}, false, true)}};
   fails(k, {"bad_sp.npz", "key 'col' holds col[1] (5) outside [0, 5)"});
   k["col"] = i64({1});
@@ -399,7 +403,8 @@ TEST(OgbRawFolder, MalformedFilesNameTheFileAndLine) {
 
 TEST(EdgeList, ReadsCommentsHeaderSeparatorsAndGzip) {
   TempDir dir;
-  const std::string text = "# a comment\nsource target\n4 0\n0\t1\n\n% another\n0,2,0.5\n1 0 weight-ignored\n2 2\n3 4\r\n4,3\n";
+  const std::string text =
+      "# a comment\nsource target\n4 0\n0\t1\n\n% another\n0,2,0.5\n1 0 weight-ignored\n2 2\n3 4\r\n4,3\n";
   write_text(dir.file("g.tsv"), text);
   write_text(dir.file("g.txt.gz"), text);
   LoadOptions dense;

@@ -20,8 +20,8 @@ void require_key(const std::string& file, const NpzArchive& archive, const std::
   if (archive.contains(key)) return;
   std::string names;
   for (const std::string& k : archive.keys()) names += (names.empty() ? "" : ", ") + k;
-  throw DataFileError("npz '" + file + "': required key '" + key + "' is missing (it holds: " +
-                      (names.empty() ? "nothing" : names) + ")");
+  throw DataFileError("npz '" + file + "': required key '" + key +
+                      "' is missing (it holds: " + (names.empty() ? "nothing" : names) + ")");
 }
 
 }  // namespace
@@ -29,23 +29,27 @@ void require_key(const std::string& file, const NpzArchive& archive, const std::
 void CompressedParts::check(const std::string& where, const std::string& prefix) const {
   const std::string ptr = prefix + "indptr", idx = prefix + "indices";
   if (static_cast<int64_t>(indptr.size()) != outer + 1)
-    fail_key(where, ptr, "has " + std::to_string(indptr.size()) + " entries, expected " + std::to_string(outer + 1) +
-                             " (one more than the " + std::to_string(outer) + " rows of its shape)");
+    fail_key(where, ptr,
+             "has " + std::to_string(indptr.size()) + " entries, expected " + std::to_string(outer + 1) +
+                 " (one more than the " + std::to_string(outer) + " rows of its shape)");
   if (indptr[0] != 0) fail_key(where, ptr, "must start at 0, got " + std::to_string(indptr[0]));
   for (int64_t r = 0; r < outer; ++r) {
     if (indptr[static_cast<size_t>(r) + 1] < indptr[static_cast<size_t>(r)])
       fail_key(where, ptr, "decreases at position " + std::to_string(r + 1));
   }
   if (indptr.back() != static_cast<int64_t>(indices.size()))
-    fail_key(where, ptr, "ends at " + std::to_string(indptr.back()) + ", but '" + idx + "' has " +
-                             std::to_string(indices.size()) + " entries");
+    fail_key(where, ptr,
+             "ends at " + std::to_string(indptr.back()) + ", but '" + idx + "' has " + std::to_string(indices.size()) +
+                 " entries");
   if (data.size() != indices.size())
-    fail_key(where, prefix + "data", "has " + std::to_string(data.size()) + " entries, but '" + idx + "' has " +
-                                         std::to_string(indices.size()));
+    fail_key(
+        where, prefix + "data",
+        "has " + std::to_string(data.size()) + " entries, but '" + idx + "' has " + std::to_string(indices.size()));
   for (size_t k = 0; k < indices.size(); ++k) {
     if (indices[k] < 0 || indices[k] >= inner)
-      fail_key(where, idx, "holds indices[" + std::to_string(k) + "] (" + std::to_string(indices[k]) +
-                               ") outside [0, " + std::to_string(inner) + ")");
+      fail_key(where, idx,
+               "holds indices[" + std::to_string(k) + "] (" + std::to_string(indices[k]) + ") outside [0, " +
+                   std::to_string(inner) + ")");
   }
 }
 
@@ -106,8 +110,9 @@ CsrMatrix csr_features(CompressedParts m, const std::string& where, const std::s
     for (int64_t k = m.indptr[static_cast<size_t>(r)]; k < m.indptr[static_cast<size_t>(r) + 1]; ++k) {
       const float v = m.data[static_cast<size_t>(k)];
       if (!std::isfinite(v))
-        fail_key(where, key, "holds a non-finite value (" + std::to_string(v) + ") at [" + std::to_string(r) + ", " +
-                                 std::to_string(m.indices[static_cast<size_t>(k)]) + "] (features must be finite)");
+        fail_key(where, key,
+                 "holds a non-finite value (" + std::to_string(v) + ") at [" + std::to_string(r) + ", " +
+                     std::to_string(m.indices[static_cast<size_t>(k)]) + "] (features must be finite)");
       row.emplace_back(m.indices[static_cast<size_t>(k)], v);
     }
     std::stable_sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -131,8 +136,10 @@ void apply_feature_format(Features& f, const LoadOptions& options) {
     case FeatureFormat::Dense: f.to_dense(); break;
     case FeatureFormat::Sparse: f.to_sparse(); break;
     case FeatureFormat::Auto:
-      if (f.density() <= options.sparse_threshold && f.cols <= std::numeric_limits<int32_t>::max()) f.to_sparse();
-      else f.to_dense();
+      if (f.density() <= options.sparse_threshold && f.cols <= std::numeric_limits<int32_t>::max())
+        f.to_sparse();
+      else
+        f.to_dense();
       break;
   }
 }
@@ -160,7 +167,8 @@ int64_t infer_num_classes(const std::vector<int64_t>& labels, int64_t num_nodes,
   }
   if (labels[top] >= num_nodes || labels[top] >= kMaxClasses)
     throw DataFileError(where + ": labels[" + std::to_string(top) + "] (" + std::to_string(labels[top]) +
-                        ") would make more classes than the " + std::to_string(num_nodes) + " nodes (a corrupt label?)");
+                        ") would make more classes than the " + std::to_string(num_nodes) +
+                        " nodes (a corrupt label?)");
   return labels[top] + 1;
 }
 

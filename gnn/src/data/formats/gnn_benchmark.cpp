@@ -30,7 +30,8 @@ Dataset load_gnn_benchmark_npz(const std::string& file, const NpzArchive& archiv
   const CompressedParts adj = read_compressed(file, archive, "adj_", false);
   used.insert({"adj_data", "adj_indices", "adj_indptr", "adj_shape"});
   if (adj.outer != adj.inner)
-    fail("adj_shape", "must be square (N, N), got (" + std::to_string(adj.outer) + ", " + std::to_string(adj.inner) + ")");
+    fail("adj_shape",
+         "must be square (N, N), got (" + std::to_string(adj.outer) + ", " + std::to_string(adj.inner) + ")");
   d.num_nodes = adj.outer;
   d.edge_index = edges_from_compressed(adj, false);
   const std::string N = std::to_string(d.num_nodes);
@@ -57,7 +58,8 @@ Dataset load_gnn_benchmark_npz(const std::string& file, const NpzArchive& archiv
     for (size_t i = 0; i < d.features.dense.size(); ++i) {
       if (!std::isfinite(d.features.dense[i]))
         fail("attr_matrix", "holds a non-finite value at [" + std::to_string(i / static_cast<size_t>(a.shape[1])) +
-                                ", " + std::to_string(i % static_cast<size_t>(a.shape[1])) + "] (features must be finite)");
+                                ", " + std::to_string(i % static_cast<size_t>(a.shape[1])) +
+                                "] (features must be finite)");
     }
     apply_feature_format(d.features, options);
   }
@@ -73,27 +75,30 @@ Dataset load_gnn_benchmark_npz(const std::string& file, const NpzArchive& archiv
     // One-hot labels as a CSR matrix: exactly one entry per row.
     const CompressedParts m = read_compressed(file, archive, "labels_", false);
     used.insert({"labels_data", "labels_indices", "labels_indptr", "labels_shape"});
-    if (m.outer != d.num_nodes)
-      fail("labels_shape", "must have N = " + N + " rows, got " + std::to_string(m.outer));
+    if (m.outer != d.num_nodes) fail("labels_shape", "must have N = " + N + " rows, got " + std::to_string(m.outer));
     d.labels.resize(static_cast<size_t>(m.outer));
     for (int64_t r = 0; r < m.outer; ++r) {
       const int64_t begin = m.indptr[static_cast<size_t>(r)], count = m.indptr[static_cast<size_t>(r) + 1] - begin;
       if (count != 1)
-        fail("labels_indptr", "gives node " + std::to_string(r) + " " + std::to_string(count) +
-                                  " labels (one-hot labels need exactly one per node; multi-label data is not supported)");
+        fail("labels_indptr",
+             "gives node " + std::to_string(r) + " " + std::to_string(count) +
+                 " labels (one-hot labels need exactly one per node; multi-label data is not supported)");
       d.labels[static_cast<size_t>(r)] = m.indices[static_cast<size_t>(begin)];
     }
   }
   d.num_classes = infer_num_classes(d.labels, d.num_nodes, where + ": key 'labels'");
 
   if (d.features.cols == 0 && !used.count("attr_matrix") && !used.count("attr_data")) add_degree_features(d, options);
-  if (d.labels.empty()) add_note(d, "no labels in the file: no classes and no split");
-  else add_random_split(d, options.split_seed);
+  if (d.labels.empty())
+    add_note(d, "no labels in the file: no classes and no split");
+  else
+    add_random_split(d, options.split_seed);
   std::string skipped;
   for (const std::string& k : archive.keys()) {
     if (!used.count(k)) skipped += (skipped.empty() ? "" : ", ") + k;
   }
-  if (!skipped.empty()) add_note(d, "not read (names, text or object arrays are not needed and never unpickled): " + skipped);
+  if (!skipped.empty())
+    add_note(d, "not read (names, text or object arrays are not needed and never unpickled): " + skipped);
   validate_loaded(d, where);
   return d;
 }

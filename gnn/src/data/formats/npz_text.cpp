@@ -52,7 +52,8 @@ std::string read_npz_text_scalar(const NpzArchive& archive, std::string_view key
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) throw DataFileError(where + " is not an NPY array");
   const bool v1 = bytes[6] == 1;
   const size_t prefix = v1 ? 10 : 12;
-  size_t dict_len = static_cast<unsigned char>(bytes[8]) | static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8;
+  size_t dict_len = static_cast<unsigned char>(bytes[8]) | static_cast<size_t>(static_cast<unsigned char>(bytes[9]))
+                                                               << 8;
   if (!v1 && bytes.size() >= 12)
     dict_len |= static_cast<size_t>(static_cast<unsigned char>(bytes[10])) << 16 |
                 static_cast<size_t>(static_cast<unsigned char>(bytes[11])) << 24;
@@ -77,7 +78,8 @@ std::string read_npz_text_scalar(const NpzArchive& archive, std::string_view key
   std::string text;
   for (size_t i = 0; i < width; ++i) {
     uint32_t c = 0;
-    for (size_t b = 0; b < unit; ++b) c |= static_cast<uint32_t>(static_cast<unsigned char>(payload[i * unit + b])) << (8 * b);
+    for (size_t b = 0; b < unit; ++b)
+      c |= static_cast<uint32_t>(static_cast<unsigned char>(payload[i * unit + b])) << (8 * b);
     if (c == 0) break;  // NumPy pads with NULs
     text += c < 128 ? static_cast<char>(c) : '?';
   }

@@ -58,7 +58,8 @@ Dataset load_ogb_raw_folder(const fs::path& path, const LoadOptions& options) {
   }
   const fs::path edge_file = find_csv(raw, "edge");
   if (edge_file.empty())
-    throw DataFileError("'" + folder.string() + "': no raw/edge.csv.gz (an OGB raw dataset folder holds raw/edge.csv.gz, "
+    throw DataFileError("'" + folder.string() +
+                        "': no raw/edge.csv.gz (an OGB raw dataset folder holds raw/edge.csv.gz, "
                         "raw/node-feat.csv.gz, raw/node-label.csv.gz and split/<name>/{train,valid,test}.csv.gz)");
   Dataset d;
   d.name = fs::absolute(root, ec).lexically_normal().filename().string();
@@ -144,8 +145,10 @@ Dataset load_ogb_raw_folder(const fs::path& path, const LoadOptions& options) {
   }
   d.num_nodes = num_nodes;
   d.edge_index = edges_from_pairs(std::move(pairs));
-  if (d.features.rows == 0 && d.features.cols == 0 && find_csv(raw, "node-feat").empty()) add_degree_features(d, options);
-  else apply_feature_format(d.features, options);
+  if (d.features.rows == 0 && d.features.cols == 0 && find_csv(raw, "node-feat").empty())
+    add_degree_features(d, options);
+  else
+    apply_feature_format(d.features, options);
   d.num_classes = infer_num_classes(d.labels, d.num_nodes, "'" + find_csv(raw, "node-label").string() + "'");
   if (unlabelled > 0) add_note(d, std::to_string(unlabelled) + " nodes without a label (nan) carry placeholder 0");
 
@@ -174,8 +177,9 @@ Dataset load_ogb_raw_folder(const fs::path& path, const LoadOptions& options) {
           throw DataFileError("'" + p.string() + "': node id " + std::to_string((*list)[i]) + " appears twice");
       }
     }
-    if (split_dirs.size() > 1) add_note(d, "split '" + dir.filename().string() + "' (the first of " +
-                                               std::to_string(split_dirs.size()) + " in split/)");
+    if (split_dirs.size() > 1)
+      add_note(d, "split '" + dir.filename().string() + "' (the first of " + std::to_string(split_dirs.size()) +
+                      " in split/)");
   } else if (!d.labels.empty()) {
     add_random_split(d, options.split_seed);
   } else {

@@ -13,13 +13,15 @@ Dataset load_scipy_sparse_npz(const std::string& file, const NpzArchive& archive
     const CompressedParts m = read_compressed(file, archive, "", csc);
     if (m.outer != m.inner)
       throw DataFileError(where + ": key 'shape' must be square (an adjacency matrix), got (" +
-                          std::to_string(csc ? m.inner : m.outer) + ", " + std::to_string(csc ? m.outer : m.inner) + ")");
+                          std::to_string(csc ? m.inner : m.outer) + ", " + std::to_string(csc ? m.outer : m.inner) +
+                          ")");
     d.num_nodes = m.outer;
     d.edge_index = edges_from_compressed(m, csc);
   } else if (format == "coo") {
     for (const char* key : {"row", "col", "data", "shape"}) {
       if (!archive.contains(key))
-        throw DataFileError(where + ": required key '" + key + "' is missing (a coo matrix needs row, col, data, shape)");
+        throw DataFileError(where + ": required key '" + key +
+                            "' is missing (a coo matrix needs row, col, data, shape)");
     }
     const std::vector<int64_t> shape = archive.read("shape").as<int64_t>();
     if (shape.size() != 2 || shape[0] != shape[1] || shape[0] < 0)

@@ -54,7 +54,8 @@ std::vector<std::string_view> split_fields(std::string_view line) {
   if (line.find(',') != std::string_view::npos) {
     for (size_t start = 0;;) {
       const size_t comma = line.find(',', start);
-      fields.push_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+      fields.push_back(
+          trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
       if (comma == std::string_view::npos) break;
       start = comma + 1;
     }
