@@ -268,6 +268,28 @@ TEST(RandomSplit, TwentyTrainThirtyValidPerClassRestTestDisjointSortedAndSeeded)
   EXPECT_NE(other.train_idx, d.train_idx) << "another seed draws another split";
 }
 
+TEST(RandomSplit, TheOgbNpzLayoutWithLabelsButNoSplitKeysGetsTheSameSplit) {
+  TempDir dir;
+  const Keys k = {{"num_nodes", npy_of("<i8", std::vector<int64_t>{150}, {})},
+                  {"edge_index", npy_of("<i8", std::vector<int64_t>{}, {2, 0})},
+                  {"node_label", i64(split_labels())}};
+  LoadOptions options;
+  options.split_seed = 7;
+  const Dataset d = gnn::load_dataset(write_npz(dir, "ogb.npz", k), options);
+  const Dataset bench = load_split(dir, 7);
+  EXPECT_EQ(d.train_idx, bench.train_idx);
+  EXPECT_EQ(d.valid_idx, bench.valid_idx);
+  EXPECT_EQ(d.test_idx, bench.test_idx);
+  EXPECT_EQ(d.train_idx.size(), 60u);
+  EXPECT_NE(d.note.find("no split in the file"), std::string::npos) << d.note;
+
+  Keys with_test = k;  // one split key present: the file's word stands, nothing is made up
+  with_test["test_idx"] = i64({0, 1});
+  const Dataset e = gnn::load_dataset(write_npz(dir, "ogb_test.npz", with_test), options);
+  EXPECT_TRUE(e.train_idx.empty() && e.valid_idx.empty());
+  EXPECT_EQ(e.note, "");
+}
+
 // ---------------------------------------------------------------------------
 // scipy.sparse.save_npz
 

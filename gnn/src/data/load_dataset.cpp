@@ -196,6 +196,8 @@ class Loader {
       if (shape.size() != 1) fail(key, "must be 1-D, got shape " + shape_str(shape));
       if (list->empty()) fail(key, "is empty (leave the key out when there is no such split)");
     }
+    if (!d.labels.empty() && !has("train_idx") && !has("valid_idx") && !has("test_idx"))
+      formats::add_random_split(d, options_.split_seed);
     if (has("node_feat")) {
       d.features = features(d.num_nodes);
       if (const auto bad = first_nonfinite(d.features)) {

@@ -131,17 +131,19 @@ std::filesystem::path resolve_dataset_path(std::string_view name_or_path);
 // and sorted by (source, destination). A graph without node features gets one
 // feature column, each node's in-degree (the number of edges ending at it; its
 // degree on an undirected graph), which a GNN can use where a constant would
-// carry nothing. A graph without labels has num_classes 0 and no split. Labels
-// without a split get a random one as in Shchur et al.: per class, in
+// carry nothing. A graph without labels has num_classes 0 and no split.
+//
+// In every format, labels without any split (in the OGB npz layout: none of the
+// three split keys) get a random one as in Shchur et al.: per class, in
 // ascending class order, 20 train and 30 valid nodes drawn with
-// LoadOptions::split_seed, the rest test. Dataset::note says which of these
-// happened.
+// LoadOptions::split_seed, the rest test. Dataset::note says what was made up.
 //
 // The OGB npz layout (see the datasets README): keys
 // num_nodes (scalar or [1]), edge_index [2, E] integer; optional node_feat
 // [N, F] (float32, float64, integer or bool; converted to float32), node_label
 // [N] or [N, 1] integer, train_idx / valid_idx / test_idx integer, num_classes
-// (scalar; default max(label) + 1). Other keys are ignored.
+// (scalar; default max(label) + 1). Other keys are ignored. A split key left
+// out means no such split (unless all three are out: see the random split above).
 //
 // Beyond the shapes, the file must make a trainable dataset: every node_feat value
 // finite (the first NaN / infinity is named with its [row, column]); labels in
