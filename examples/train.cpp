@@ -60,7 +60,8 @@ void add_flags(CLI::App& app, Flags& f) {
   constexpr RealRange kPositive{.min = 0, .min_inclusive = false};
   constexpr RealRange kNonNegative{.min = 0};
   add_text(app, "--dataset", f.dataset,
-           "dataset name in the data dir (cora, citeseer, amazon_photo, coauthor_cs), a path to an .npz, 'synthetic' "
+           "dataset name in the data dir (cora, citeseer, amazon_photo, coauthor_cs), a path to an .npz (OGB, "
+           "gnn-benchmark or scipy.sparse), an OGB raw dataset folder or an edge-list file, 'synthetic' "
            "(planted partition), 'rmat:N:E:F[:K]' (R-MAT, F features, K classes), or 'auto' (cora when found, else "
            "synthetic)");
   add_text(app, "--data-dir", f.data_dir,
@@ -160,7 +161,8 @@ int train(const Flags& f) {
   // Test accuracy is what this program reports: without test nodes it would print 0 %.
   if (dataset.test_idx.empty())
     throw std::invalid_argument("dataset '" + dataset.name + "' has no test nodes (test_idx is missing or empty)" +
-                                (f.dataset == "synthetic" ? "; use more --synthetic-nodes" : ""));
+                                (f.dataset == "synthetic" ? "; use more --synthetic-nodes" : "") +
+                                (dataset.note.empty() ? "" : "; " + dataset.note));
   PrepareOptions prep;
   prep.features = parse_feature_format(f.features);
   prep.normalize_features = f.normalize_features;

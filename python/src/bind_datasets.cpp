@@ -50,6 +50,7 @@ py::dict dataset_to_dict(Dataset&& d) {
   const auto E = static_cast<py::ssize_t>(d.num_edges());
   const auto F = static_cast<py::ssize_t>(d.features.cols);
   out["name"] = d.name;
+  out["note"] = d.note;
   out["num_nodes"] = d.num_nodes;
   out["num_classes"] = d.num_classes;
   out["edge_index"] = to_numpy(std::move(d.edge_index), {2, E});

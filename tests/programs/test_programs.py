@@ -235,6 +235,31 @@ def test_a_bad_dataset_fails_with_status_1_naming_the_key(tmp_path):
     assert "node_feat" in proc.stderr and "[3, 2]" in proc.stderr, proc.stderr
 
 
+@needs_train
+def test_train_reads_a_gnn_benchmark_file_and_says_the_split_is_made_up(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 200
+    rows = np.repeat(np.arange(n), 2)
+    cols = np.stack([(np.arange(n) + 1) % n, (np.arange(n) - 1) % n], axis=1).ravel()  # a ring
+    data = tmp_path / "bench.npz"
+    np.savez(data, adj_data=np.ones(2 * n, np.float32), adj_indices=cols, adj_indptr=np.arange(0, 2 * n + 1, 2),
+             adj_shape=np.array([n, n]), attr_matrix=rng.random((n, 8), dtype=np.float32),
+             labels=rng.integers(0, 3, n), node_names=np.array([f"v{i}" for i in range(n)]))
+    proc = run(TRAIN, "--dataset", str(data), "--epochs", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "no split in the file: a random one" in proc.stdout and "node_names" in proc.stdout, proc.stdout
+    assert "splits 60/90/50" in proc.stdout, proc.stdout
+
+
+@needs_train
+def test_train_on_an_edge_list_without_labels_says_why_there_are_no_test_nodes(tmp_path):
+    edges = tmp_path / "edges.csv"
+    edges.write_text("src,dst\n0,1\n1,2\n")
+    proc = run(TRAIN, "--dataset", str(edges), "--epochs", "2")
+    assert proc.returncode == 1
+    assert "no test nodes" in proc.stderr and "no labels" in proc.stderr, proc.stderr
+
+
 BAD_BENCH_FLAGS = [
     (["--json", "/nonexistent_edgewise_dir/b.json"], "--json: cannot write '/nonexistent_edgewise_dir/b.json'"),
     (["--filter", "("], "--filter: '(' is not a regular expression"),

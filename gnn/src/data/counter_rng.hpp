@@ -46,6 +46,7 @@ enum RngSalt : uint64_t {
   kSaltRmat = 5,
   kSaltScramble = 6,
   kSaltLabels = 7,
+  kSaltRandomSplit = 8,
 };
 
 }  // namespace edgewise::gnn

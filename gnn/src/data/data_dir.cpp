@@ -18,7 +18,8 @@ std::string env(const char* name) {
 bool looks_like_path(std::string_view s) {
   std::error_code ec;
   return s.find('/') != std::string_view::npos || s.find('\\') != std::string_view::npos || s.ends_with(".npz") ||
-         std::filesystem::is_regular_file(std::filesystem::path(s), ec);
+         std::filesystem::is_regular_file(std::filesystem::path(s), ec) ||
+         std::filesystem::is_directory(std::filesystem::path(s), ec);
 }
 
 }  // namespace

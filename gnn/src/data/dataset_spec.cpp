@@ -48,6 +48,7 @@ ResolvedDataset load_dataset_spec(const std::string& spec, int64_t synthetic_nod
   }
   r.dataset = load_dataset(name);
   r.description += "dataset " + r.dataset.name + " (" + resolve_dataset_path(name).string() + ")";
+  if (!r.dataset.note.empty()) r.description += "; " + r.dataset.note;
   return r;
 }
 

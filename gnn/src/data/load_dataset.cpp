@@ -1,4 +1,4 @@
-// load_dataset: an OGB-layout .npz -> Dataset, node features streamed straight
+// load_dataset: picks the reader (data/formats/); an OGB-layout .npz -> Dataset, node features streamed straight
 // into CSR (or dense) without an intermediate copy.
 #include <algorithm>
 #include <cstring>
@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "data/finite_scan.hpp"
+#include "data/formats/formats.hpp"
 #include "data/nonzero_scan.hpp"
 #include "edgewise/gnn/dataset.hpp"
 #include "edgewise/kernels/common/check.hpp"
@@ -195,6 +196,8 @@ class Loader {
       if (shape.size() != 1) fail(key, "must be 1-D, got shape " + shape_str(shape));
       if (list->empty()) fail(key, "is empty (leave the key out when there is no such split)");
     }
+    if (!d.labels.empty() && !has("train_idx") && !has("valid_idx") && !has("test_idx"))
+      formats::add_random_split(d, options_.split_seed);
     if (has("node_feat")) {
       d.features = features(d.num_nodes);
       if (const auto bad = first_nonfinite(d.features)) {
@@ -231,7 +234,17 @@ Dataset load_dataset(std::string_view name_or_path, const LoadOptions& options) 
   EW_REQUIRE(options.sparse_threshold >= 0 && options.sparse_threshold <= 1,
              "load_dataset: sparse_threshold (", options.sparse_threshold, ") must lie in [0, 1]");
   const std::filesystem::path path = resolve_dataset_path(name_or_path);
-  return Loader(path.string(), options).load();
+  const std::string file = path.string();
+  switch (formats::detect_format(path)) {
+    case formats::DatasetFormat::GnnBenchmarkNpz:
+      return formats::load_gnn_benchmark_npz(file, NpzArchive::open(file), options);
+    case formats::DatasetFormat::ScipySparseNpz:
+      return formats::load_scipy_sparse_npz(file, NpzArchive::open(file), options);
+    case formats::DatasetFormat::OgbRawFolder: return formats::load_ogb_raw_folder(path, options);
+    case formats::DatasetFormat::EdgeList: return formats::load_edge_list(path, options);
+    case formats::DatasetFormat::OgbNpz: break;
+  }
+  return Loader(file, options).load();
 }
 
 }  // namespace edgewise::gnn

@@ -1,5 +1,6 @@
 // Datasets: node-classification graphs in host memory, loaded by name or path from
-// .npz files in the OGB npz layout (synthetic generators: synthetic.hpp).
+// .npz files in the OGB npz layout, gnn-benchmark and scipy.sparse .npz files,
+// OGB raw dataset folders and plain edge lists (synthetic generators: synthetic.hpp).
 #pragma once
 
 #include <cstdint>
@@ -62,6 +63,10 @@ struct Dataset {
   std::vector<int64_t> labels;
   std::vector<int64_t> train_idx, valid_idx, test_idx;
   Features features;
+  // What the loader made up or left out, for the caller to print (empty when the
+  // file gave everything): a random split, default features, absent labels,
+  // keys that were not read.
+  std::string note;
 
   int64_t num_edges() const { return static_cast<int64_t>(edge_index.size() / 2); }
   std::span<const int64_t> src() const { return {edge_index.data(), static_cast<size_t>(num_edges())}; }
@@ -82,6 +87,8 @@ inline constexpr int64_t kMaxClasses = int64_t{1} << 20;
 struct LoadOptions {
   FeatureFormat features = FeatureFormat::Auto;
   double sparse_threshold = 0.1;  // Auto: CSR when density <= this
+  // Seed of the random split made for files that carry labels but no split.
+  uint64_t split_seed = 0;
 };
 
 // The folder datasets are looked up in by name: $EDGEWISE_DATA_DIR when set and
@@ -97,11 +104,46 @@ std::filesystem::path default_data_dir();
 // exist, saying where it looked and how to set EDGEWISE_DATA_DIR.
 std::filesystem::path resolve_dataset_path(std::string_view name_or_path);
 
-// Loads a dataset in the OGB npz layout (see the datasets README): keys
+// Loads a dataset; the reader is picked by what the path holds:
+//
+//   .npz with num_nodes and edge_index   the OGB npz layout (below);
+//   .npz with adj_indptr / adj_data ...  gnn-benchmark (Shchur et al. 2018): the
+//        CSR adjacency adj_{data,indices,indptr,shape}; features attr_{data,
+//        indices,indptr,shape} (CSR, never inflated unless dense is asked for)
+//        or attr_matrix (dense), or none; labels (N,) or a one-hot CSR
+//        labels_{data,indices,indptr,shape}. Text and object entries
+//        (node_names, attr_names, class_names...) are not read (object arrays are
+//        never unpickled) and the note lists them;
+//   .npz with format and shape           scipy.sparse.save_npz of the adjacency
+//        (csr, csc or coo): a graph only;
+//   a folder with raw/edge.csv.gz        an OGB raw dataset folder: raw/edge.csv.gz,
+//        optional raw/num-node-list.csv.gz, raw/node-feat.csv.gz,
+//        raw/node-label.csv.gz ("nan" = unlabelled, placeholder 0), and
+//        split/<name>/{train,valid,test}.csv.gz (the first <name> in sorted order);
+//        plain .csv files are read as well;
+//   any other file                      an edge list: one "src,dst" or "src dst"
+//        pair of node ids >= 0 per line (further columns, such as weights, are
+//        ignored), '#' and '%' comment lines, an optional header line; gzip is
+//        read transparently. N = largest id + 1 (ids up to 2^32 - 1).
+//
+// For all but the OGB npz layout: an adjacency entry (i, j) (nonzero value) is
+// the edge i -> j; edges are kept as stored (no symmetrisation, no deduplication)
+// and sorted by (source, destination). A graph without node features gets one
+// feature column, each node's in-degree (the number of edges ending at it; its
+// degree on an undirected graph), which a GNN can use where a constant would
+// carry nothing. A graph without labels has num_classes 0 and no split.
+//
+// In every format, labels without any split (in the OGB npz layout: none of the
+// three split keys) get a random one as in Shchur et al.: per class, in
+// ascending class order, 20 train and 30 valid nodes drawn with
+// LoadOptions::split_seed, the rest test. Dataset::note says what was made up.
+//
+// The OGB npz layout (see the datasets README): keys
 // num_nodes (scalar or [1]), edge_index [2, E] integer; optional node_feat
 // [N, F] (float32, float64, integer or bool; converted to float32), node_label
 // [N] or [N, 1] integer, train_idx / valid_idx / test_idx integer, num_classes
-// (scalar; default max(label) + 1). Other keys are ignored.
+// (scalar; default max(label) + 1). Other keys are ignored. A split key left
+// out means no such split (unless all three are out: see the random split above).
 //
 // Beyond the shapes, the file must make a trainable dataset: every node_feat value
 // finite (the first NaN / infinity is named with its [row, column]); labels in

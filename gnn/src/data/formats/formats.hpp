@@ -1,0 +1,70 @@
+// The dataset readers behind load_dataset (one file each) and what they share.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edgewise/gnn/dataset.hpp"
+
+namespace edgewise::gnn::formats {
+
+enum class DatasetFormat { OgbNpz, GnnBenchmarkNpz, ScipySparseNpz, OgbRawFolder, EdgeList };
+
+// Which reader `path` needs: npz keys, folder layout, else an edge list.
+DatasetFormat detect_format(const std::filesystem::path& path);
+
+Dataset load_gnn_benchmark_npz(const std::string& file, const NpzArchive& archive, const LoadOptions& options);
+Dataset load_scipy_sparse_npz(const std::string& file, const NpzArchive& archive, const LoadOptions& options);
+Dataset load_ogb_raw_folder(const std::filesystem::path& folder, const LoadOptions& options);
+Dataset load_edge_list(const std::filesystem::path& file, const LoadOptions& options);
+
+// The text of a one-element NPY entry of dtype |S<n> (bytes) or <U<n> (str),
+// read without NumPy's object machinery: object arrays are refused, never unpickled.
+std::string read_npz_text_scalar(const NpzArchive& archive, std::string_view key);
+
+// A compressed sparse matrix as scipy stores it: `outer` + 1 pointers into
+// `indices` (values in [0, inner)) and `data`. check() throws DataFileError
+// "<where>: key '<prefix>indptr'..." on the first inconsistency.
+struct CompressedParts {
+  std::vector<int64_t> indptr, indices;
+  std::vector<float> data;
+  int64_t outer = 0, inner = 0;
+  void check(const std::string& where, const std::string& prefix) const;
+};
+
+// Reads <prefix>{data,indices,indptr,shape} of a CSR matrix; with `csc` the
+// shape's columns are the outer dimension. `prefix` is "adj_", "attr_", "" ...
+CompressedParts read_compressed(const std::string& file, const NpzArchive& archive, const std::string& prefix,
+                                bool csc);
+
+// The edges (i, j) of the nonzero entries A[i, j], sorted by (i, j), as edge_index.
+std::vector<int64_t> edges_from_pairs(std::vector<std::pair<int64_t, int64_t>> pairs);
+std::vector<int64_t> edges_from_compressed(const CompressedParts& m, bool csc);
+
+// Row-major CSR features from CSR parts: columns sorted within each row,
+// duplicates summed, zeros dropped; non-finite values are an error naming `key`.
+CsrMatrix csr_features(CompressedParts m, const std::string& where, const std::string& key);
+
+// Puts features in the format `options` asks for (Auto: CSR at density <= threshold).
+void apply_feature_format(Features& f, const LoadOptions& options);
+
+// One feature column: each node's in-degree. Appends to d.note.
+void add_degree_features(Dataset& d, const LoadOptions& options);
+
+// max(label) + 1 (labels >= 0, fewer classes than nodes, else DataFileError naming `where`).
+int64_t infer_num_classes(const std::vector<int64_t>& labels, int64_t num_nodes, const std::string& where);
+
+// Shchur et al.'s split: per class, ascending, 20 train, 30 valid, the rest
+// test, from a permutation seeded by `seed`; each list sorted. Appends to d.note.
+void add_random_split(Dataset& d, uint64_t seed, int64_t train_per_class = 20, int64_t valid_per_class = 30);
+
+// Appends a sentence to d.note.
+void add_note(Dataset& d, const std::string& sentence);
+
+// d.validate(), its error rethrown as DataFileError prefixed with `where`.
+void validate_loaded(const Dataset& d, const std::string& where);
+
+}  // namespace edgewise::gnn::formats
