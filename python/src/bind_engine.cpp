@@ -69,9 +69,10 @@ py::dict train_py(const std::string& dataset, const std::string& model, int64_t 
   std::string name;
   {
     py::gil_scoped_release release;
+    const Device dev = Device::parse(device);
+    require_available(dev, "train");  // before the dataset is loaded
     gnn::Dataset ds = gnn::load_dataset_spec(dataset).dataset;
     name = ds.name;
-    const Device dev = Device::parse(device);
     gnn::PrepareOptions prep;
     prep.features = gnn::parse_feature_format(features);
     prep.normalize_features = normalize_features;
