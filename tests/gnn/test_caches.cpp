@@ -17,7 +17,8 @@ constexpr int64_t kNodes = 6;
 
 // Two different edge sets on the same nodes (so only the adjacency tells them apart).
 Graph graph_number(int which) {
-  if (which == 0) return Graph::from_coo(std::vector<int64_t>{0, 1, 2, 3, 4}, std::vector<int64_t>{1, 2, 3, 4, 5}, kNodes);
+  if (which == 0)
+    return Graph::from_coo(std::vector<int64_t>{0, 1, 2, 3, 4}, std::vector<int64_t>{1, 2, 3, 4, 5}, kNodes);
   return Graph::from_coo(std::vector<int64_t>{5, 5, 5, 0}, std::vector<int64_t>{0, 1, 2, 3}, kNodes);
 }
 
