@@ -52,7 +52,9 @@ TEST(Device, RequireAvailableRefusesAnUnusableCudaDevice) {
     if (count == 0) {
       EXPECT_NE(what.find("no CUDA device is available (" + cuda_unavailable_reason() + ")"), std::string::npos)
           << what;
-      if (!cuda_built()) EXPECT_NE(what.find("built without CUDA"), std::string::npos) << what;
+      if (!cuda_built()) {
+        EXPECT_NE(what.find("built without CUDA"), std::string::npos) << what;
+      }
     } else {
       EXPECT_NE(what.find("does not exist"), std::string::npos) << what;
     }
