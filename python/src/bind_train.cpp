@@ -114,9 +114,10 @@ py::dict train_py(const py::object& source, const std::string& model, int64_t ep
   gnn::Tensor logits, embeddings;
   {
     py::gil_scoped_release release;
+    const Device dev = Device::parse(device);
+    require_available(dev, "train");  // before the dataset is loaded
     gnn::Dataset ds = in_memory ? std::move(*in_memory) : gnn::load_dataset_spec(spec).dataset;
     name = ds.name;
-    const Device dev = Device::parse(device);
     gnn::PrepareOptions prep;
     prep.features = gnn::parse_feature_format(features);
     prep.normalize_features = normalize_features;

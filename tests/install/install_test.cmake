@@ -1,9 +1,11 @@
-# Installs Edgewise into a scratch prefix, then configures, builds and runs an
-# outside project that does find_package(Edgewise) and links edgewise::kernels.
+# Installs Edgewise into a scratch prefix, then configures, builds and runs two
+# outside projects that do find_package(Edgewise): one links edgewise::kernels
+# alone, one links edgewise::gnn and trains a GCN (the package config must find
+# every dependency of both targets).
 add_test(NAME install_consumer
   COMMAND ${CMAKE_COMMAND}
     -DBUILD_DIR=${PROJECT_BINARY_DIR}
-    -DSOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}/install/consumer
+    -DCONSUMERS_DIR=${CMAKE_CURRENT_SOURCE_DIR}/install
     -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_consumer
     -DGENERATOR=${CMAKE_GENERATOR}
     -DCUDA_COMPILER=${CMAKE_CUDA_COMPILER}

@@ -1,4 +1,6 @@
-# Script for the install_consumer test (cmake -P): install, configure consumer, build, run.
+# Script for the install_consumer test (cmake -P): install once, then for each
+# consumer project (consumer: edgewise::kernels; consumer_gnn: edgewise::gnn)
+# configure, build and run it against the installed package.
 file(REMOVE_RECURSE ${WORK_DIR})
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -12,7 +14,10 @@ set(extra)
 if(CUDA_COMPILER)
   set(extra -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER})
 endif()
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
-    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release ${extra})
-run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-run(${WORK_DIR}/build/consumer)
+foreach(consumer consumer consumer_gnn)
+  set(build ${WORK_DIR}/${consumer})
+  run(${CMAKE_COMMAND} -S ${CONSUMERS_DIR}/${consumer} -B ${build} -G ${GENERATOR}
+      -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release ${extra})
+  run(${CMAKE_COMMAND} --build ${build})
+  run(${build}/${consumer})
+endforeach()

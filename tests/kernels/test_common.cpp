@@ -38,6 +38,36 @@ TEST(Device, CudaQueryNeverCrashes) {
   }
 }
 
+// A CUDA device that cannot be used is refused up front with std::invalid_argument
+// naming the op and the reason, never a driver error from deep inside.
+TEST(Device, RequireAvailableRefusesAnUnusableCudaDevice) {
+  EXPECT_NO_THROW(require_available(Device::cpu(), "op"));
+  const int count = cuda_device_count();
+  try {
+    require_available(Device::cuda(count), "some_op");  // one past the last device: never usable
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("some_op: ", 0), 0u) << what;
+    if (count == 0) {
+      EXPECT_NE(what.find("no CUDA device is available (" + cuda_unavailable_reason() + ")"), std::string::npos)
+          << what;
+      if (!cuda_built()) {
+        EXPECT_NE(what.find("built without CUDA"), std::string::npos) << what;
+      }
+    } else {
+      EXPECT_NE(what.find("does not exist"), std::string::npos) << what;
+    }
+  }
+  if (count > 0) {
+    EXPECT_NO_THROW(require_available(Device::cuda(0), "op"));
+    std::printf("a GPU is present: the no-device message is not checked here\n");
+  } else {
+    // Allocation is the backstop for every entry point that does not check first.
+    EXPECT_THROW(Buffer<float>(4, Device::cuda(0)), std::invalid_argument);
+  }
+}
+
 TEST(ReduceOpNames, RoundTrip) {
   for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Min, ReduceOp::Max}) {
     EXPECT_EQ(parse_reduce_op(to_string(op)), op);

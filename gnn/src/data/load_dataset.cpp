@@ -176,6 +176,10 @@ class Loader {
     require("edge_index");
     d.num_nodes = archive_.read("num_nodes").scalar<int64_t>();
     if (d.num_nodes < 0) fail("num_nodes", "is negative (" + std::to_string(d.num_nodes) + ")");
+    // Graph ids are int32; refusing here also keeps a tiny file from driving an
+    // allocation of num_nodes-sized arrays (labels, feature offsets) it cannot fill.
+    if (d.num_nodes >= (int64_t{1} << 31))
+      fail("num_nodes", "is " + std::to_string(d.num_nodes) + ", over the 2^31 - 1 nodes a Graph can hold");
     std::vector<int64_t> shape;
     d.edge_index = int64_array("edge_index", &shape);
     if (shape.size() != 2 || shape[0] != 2) fail("edge_index", "must have shape (2, E), got " + shape_str(shape));

@@ -2,6 +2,7 @@
 // Construction and the transposed CSR run on the CPU; to() moves a graph.
 #include "edgewise/gnn/graph.hpp"
 
+#include <atomic>
 #include <cmath>
 #include <numeric>
 
@@ -28,6 +29,11 @@ Buffer<T> buffer_of(const std::vector<T>& host) {
 }
 
 }  // namespace
+
+uint64_t Graph::next_id() noexcept {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;  // 0 stays "no graph"
+}
 
 Graph Graph::from_coo(const std::vector<int64_t>& src, const std::vector<int64_t>& dst, int64_t num_nodes,
                       const std::vector<float>& edge_weight) {
@@ -213,6 +219,7 @@ Graph Graph::with_edge_weight(const Tensor& weight) const {
 
 Graph Graph::to(Device target) const {
   if (target == device()) return *this;
+  require_available(target, "Graph::to");
   auto impl = std::make_shared<Impl>();
   impl->num_nodes = num_nodes();
   impl->num_edges = num_edges();

@@ -25,6 +25,7 @@ constexpr uint32_t kCentralSignature = 0x02014b50;       // central directory fi
 constexpr std::size_t kEndSize = 22, kZip64LocatorSize = 20, kZip64EndSize = 56, kCentralSize = 46;
 constexpr uint64_t kMaxComment = 0xFFFF;
 constexpr std::size_t kPieceBytes = std::size_t{4} << 20;  // read(): CRC pipelined per 4 MB
+constexpr uint64_t kMaxNpyDictBytes = uint64_t{1} << 20;    // NumPy's headers are < 100 bytes
 
 struct File {
   std::FILE* f = nullptr;
@@ -128,7 +129,8 @@ std::string shape_str(const std::vector<int64_t>& shape) {
 
 // ---- NpzArchive ---------------------------------------------------------------
 
-NpzArchive NpzArchive::open(const std::string& path) {
+NpzArchive NpzArchive::open(const std::string& path, const NpzReadOptions& options) {
+  const uint64_t max_entry_bytes = npz_max_entry_bytes(options);
   ArchiveParser p(path);
   p.open();
   const uint64_t end = p.find_end_record();
@@ -166,6 +168,7 @@ NpzArchive NpzArchive::open(const std::string& path) {
   archive.path_ = path;
   archive.file_size_ = p.size();
   archive.central_directory_offset_ = cd_offset;
+  archive.max_entry_bytes_ = max_entry_bytes;
   const auto cd = p.read_at(cd_offset, cd_size);
   uint64_t pos = 0;
   for (uint64_t i = 0; i < count; ++i) {
@@ -251,6 +254,12 @@ const ZipEntry& NpzArchive::entry(std::string_view key) const {
 NpyStream NpzArchive::stream(std::string_view key) const {
   const ZipEntry& e = entry(key);
   const std::string where = "npz '" + path_ + "': entry '" + e.name + "'";
+  // Before anything is allocated for the entry (the ZIP reader checks the stored /
+  // deflate size relations next).
+  if (e.uncompressed_size > max_entry_bytes_)
+    throw DataFileError(where + ": declares " + std::to_string(e.uncompressed_size) +
+                        " uncompressed bytes, over the limit of " + std::to_string(max_entry_bytes_) +
+                        " (NpzReadOptions::max_entry_bytes or EDGEWISE_NPZ_MAX_BYTES raise it)");
   auto impl = std::make_unique<NpyStream::Impl>(path_, e, central_directory_offset_, where);
   ZipEntryReader& r = impl->reader;
   if (r.remaining() < 10)
@@ -267,6 +276,9 @@ NpyStream NpzArchive::stream(std::string_view key) const {
     prefix = 12;
   }
   const uint64_t dict_len = version == 1 ? read_le16(head.data() + 8) : read_le32(head.data() + 8);
+  if (dict_len > kMaxNpyDictBytes)
+    throw DataFileError(where + ": bad NPY header: header length " + std::to_string(dict_len) + " exceeds " +
+                        std::to_string(kMaxNpyDictBytes) + " bytes");
   if (dict_len > r.remaining())
     throw DataFileError(where + ": bad NPY header: header length " + std::to_string(dict_len) + " exceeds the " +
                         std::to_string(r.remaining()) + " bytes left in the entry");

@@ -15,14 +15,20 @@ GCNConv::GCNConv(int64_t in_features, int64_t out_features, Generator& generator
   if (options.bias) bias_ = parameter(Tensor::zeros(1, out_features, device), "gcn.bias");
 }
 
-const Graph& GCNConv::propagation_graph(const Graph& graph) const {
-  if (options_.cached && cached_for_ == graph.identity()) return cached_graph_;
+Graph GCNConv::propagation_graph(const Graph& graph) const {
+  if (options_.cached) {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    if (cached_for_ != 0 && cached_for_ == graph.id()) return cached_graph_;
+  }
   const float fill = options_.improved ? 2.0f : 1.0f;
   Graph g = options_.normalize ? graph.gcn_normalized(options_.add_self_loops, fill)
                                : (options_.add_self_loops ? graph.with_self_loops(fill) : graph);
-  cached_graph_ = g;
-  cached_for_ = options_.cached ? graph.identity() : nullptr;
-  return cached_graph_;
+  if (options_.cached) {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    cached_graph_ = g;
+    cached_for_ = graph.id();
+  }
+  return g;
 }
 
 Variable GCNConv::propagate(const Graph& graph, const Variable& xw) const {

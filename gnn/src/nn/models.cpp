@@ -129,6 +129,7 @@ class ConvStack : public NodeClassifier {
 }  // namespace
 
 std::unique_ptr<NodeClassifier> make_model(const ModelConfig& c, Generator& generator, Device device) {
+  require_available(device, "make_model");
   switch (c.kind) {
     case ModelKind::GCN: {
       GCNConvOptions o;

@@ -12,6 +12,7 @@ namespace edgewise::gnn {
 Variable parameter(Tensor value, std::string name) { return Variable(std::move(value), true, std::move(name)); }
 
 void Module::to(Device device) {
+  require_available(device, "Module::to");  // before any parameter moves: none is left half-moved
   for (Variable p : parameters()) {
     if (p.device() != device) p.mutable_value() = p.value().to(device);
     p.zero_grad();

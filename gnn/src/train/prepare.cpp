@@ -34,6 +34,7 @@ void normalize_rows(Features& f) {
 }  // namespace
 
 TrainData prepare(const Dataset& dataset, Device device, const PrepareOptions& options) {
+  require_available(device, "prepare");
   dataset.validate();
   EW_REQUIRE(dataset.features.cols > 0, "prepare: dataset '", dataset.name, "' has no node features");
   EW_REQUIRE(dataset.num_classes > 0, "prepare: dataset '", dataset.name, "' has no labels");

@@ -25,8 +25,8 @@ int cuda_device_count(std::string* reason) noexcept {
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
-    if (reason) *reason = concat("no usable CUDA device (", cudaGetErrorName(status), ": ",
-                                 cudaGetErrorString(status), ")");
+    if (reason)
+      *reason = concat("the CUDA runtime reports ", cudaGetErrorName(status), ": ", cudaGetErrorString(status));
     return 0;
   }
   if (count == 0 && reason) *reason = "no CUDA device present";

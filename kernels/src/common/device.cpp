@@ -40,6 +40,22 @@ std::string cuda_unavailable_reason() {
   return detail::cuda_device_count(&reason) > 0 ? std::string() : reason;
 }
 
+void require_available(Device device, std::string_view op) {
+  if (device.is_cpu()) return;
+  struct Availability {
+    int count = 0;
+    std::string reason;
+  };
+  static const Availability cuda = [] {
+    Availability a;
+    a.count = detail::cuda_device_count(&a.reason);
+    return a;
+  }();
+  EW_REQUIRE(cuda.count > 0, op, ": no CUDA device is available (", cuda.reason, ")");
+  EW_REQUIRE(device.index < cuda.count, op, ": ", device.str(), " does not exist (", cuda.count,
+             cuda.count == 1 ? " CUDA device)" : " CUDA devices)");
+}
+
 namespace detail {
 [[noreturn]] void throw_built_without_cuda(const char* op) {
   throw std::invalid_argument(concat(op, ": edgewise was built without CUDA"));

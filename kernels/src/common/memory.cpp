@@ -136,6 +136,7 @@ void empty_host_cache() { tracker().empty_host(); }
 
 void* device_allocate(std::size_t bytes, Device device) {
   if (bytes == 0) return nullptr;
+  if (device.is_cuda()) require_available(device, "device_allocate");  // a clear error, not the driver's
   void* ptr = device.is_cuda() ? detail::cuda_malloc(bytes, device.index) : host_allocate(bytes);
   tracker().on_allocate(ptr, bytes, device);
   return ptr;

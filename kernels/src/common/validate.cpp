@@ -9,6 +9,9 @@ namespace edgewise::detail {
 void require_device(const char* op, const char* name, Device actual, const Context& ctx) {
   EW_REQUIRE(actual == ctx.device(), op, ": ", name, " is on ", actual.str(), " but the context is on ",
              ctx.device().str(), " (views are never copied between devices implicitly)");
+  // Every primitive checks its views here before its first launch: a CUDA device
+  // that cannot be used fails now, with the reason, not in the driver.
+  require_available(actual, op);
 }
 
 void require_disjoint(const char* op, const char* a_name, const void* a_data, std::size_t a_bytes,

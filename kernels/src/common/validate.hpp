@@ -9,7 +9,8 @@
 
 namespace edgewise::detail {
 
-// `name` must live on ctx.device(): views never move implicitly between devices.
+// `name` must live on ctx.device(): views never move implicitly between devices;
+// and that device must be usable here (require_available).
 void require_device(const char* op, const char* name, Device actual, const Context& ctx);
 
 // offsets [S+1] must start at 0, end at `rows` and never decrease. Reads the

@@ -24,15 +24,6 @@ void require_tree_device(const char* op, Device tree, const Context& ctx) {
              tree.str(), " (views are never copied between devices implicitly)");
 }
 
-[[maybe_unused]] void require_cuda_built(const char* op, Device device) {
-#if !EDGEWISE_WITH_CUDA
-  if (device.is_cuda()) detail::throw_built_without_cuda(op);
-#else
-  (void)op;
-  (void)device;
-#endif
-}
-
 // One element of a view on its device, read to the host.
 template <class T>
 T read_element(const T* data, int64_t k, Device device, const Context& ctx) {
@@ -45,7 +36,7 @@ T read_element(const T* data, int64_t k, Device device, const Context& ctx) {
 SegmentTree::SegmentTree(int64_t capacity, Device device) {
   EW_REQUIRE(capacity >= 1 && capacity <= kMaxCapacity, kTree, ": capacity (", capacity, ") must lie in [1, ",
              kMaxCapacity, "]");
-  require_cuda_built(kTree, device);
+  require_available(device, kTree);
   capacity_ = capacity;
   leaves_ = static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(capacity)));
   levels_ = std::countr_zero(static_cast<uint64_t>(leaves_));

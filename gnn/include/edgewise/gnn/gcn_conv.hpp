@@ -4,7 +4,12 @@
 // normalisation with the weighted in-degree, x transformed before propagation.
 // `cached` keeps the normalised graph for the Graph it was computed for (PyG keeps
 // the first graph it saw even if another is passed; we recompute on a new Graph).
+// The cache is keyed by Graph::id(), never by an address, and guarded by a mutex,
+// so concurrent forward calls on one layer are safe.
 #pragma once
+
+#include <cstdint>
+#include <mutex>
 
 #include "edgewise/gnn/aggregate.hpp"
 #include "edgewise/gnn/module.hpp"
@@ -30,7 +35,7 @@ class GCNConv : public Module {
   Variable forward(const Graph& graph, const SparseTensor& x) const;
 
   // The propagation graph (normalised Â, or the graph itself with normalize off).
-  const Graph& propagation_graph(const Graph& graph) const;
+  Graph propagation_graph(const Graph& graph) const;
 
   std::vector<Variable> parameters() const override;
   NamedParameters named_parameters() const override;
@@ -42,7 +47,8 @@ class GCNConv : public Module {
 
   GCNConvOptions options_;
   Variable weight_, bias_;
-  mutable const void* cached_for_ = nullptr;
+  mutable std::mutex cache_mutex_;
+  mutable uint64_t cached_for_ = 0;  // Graph::id() of the graph cached_graph_ was built from; 0: none
   mutable Graph cached_graph_;
 };
 

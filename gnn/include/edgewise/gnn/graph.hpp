@@ -49,8 +49,11 @@ class Graph {
                         std::span<const float> edge_weight = {}, Device device = Device::cpu());
 
   bool defined() const noexcept { return impl_ != nullptr; }
-  // Identifies the underlying storage (copies of a Graph share it): layers key caches by it.
-  const void* identity() const noexcept { return impl_.get(); }
+  // Identifies the underlying storage (copies of a Graph share it; the storage is
+  // immutable): a process-wide counter numbers each storage at construction, so an
+  // id is never reused, unlike an address (a freed graph's storage may be handed to
+  // the next one). Layers key caches by it; 0 for an undefined Graph.
+  uint64_t id() const noexcept { return impl_ ? impl_->id : 0; }
   int64_t num_nodes() const { return impl_->num_nodes; }
   int64_t num_edges() const { return impl_->num_edges; }
   Device device() const { return impl_->device; }
@@ -85,7 +88,9 @@ class Graph {
   std::pair<std::vector<int64_t>, std::vector<int64_t>> coo() const;
 
  private:
+  static uint64_t next_id() noexcept;
   struct Impl {
+    const uint64_t id = next_id();
     int64_t num_nodes = 0;
     int64_t num_edges = 0;
     Device device{};

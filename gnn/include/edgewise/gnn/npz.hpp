@@ -99,6 +99,23 @@ struct ZipEntry {
 
 class NpzArchive;
 
+// Resource limits of the reader: archive fields are untrusted, and a few bytes of
+// ZIP can declare terabytes. Every entry is checked BEFORE anything is allocated
+// for it: its declared uncompressed size must not exceed max_entry_bytes; a stored
+// entry's uncompressed size must equal its compressed size; a deflated one cannot
+// declare more than deflate can produce (about 1032 bytes per compressed byte);
+// the NPY header's shape x itemsize must equal the entry's payload; an NPY header
+// dict is at most 1 MiB. A refusal is a DataFileError naming the file and entry.
+struct NpzReadOptions {
+  // Largest uncompressed entry, in bytes. 0: $EDGEWISE_NPZ_MAX_BYTES when set (a
+  // byte count, optionally with a K, M, G or T suffix: powers of 1024), else 64 GiB.
+  uint64_t max_entry_bytes = 0;
+};
+// The entry limit open() uses for `options`: options.max_entry_bytes when nonzero,
+// else the environment's, else 64 GiB. Throws std::invalid_argument naming
+// EDGEWISE_NPZ_MAX_BYTES when that is set but is not a positive byte count.
+uint64_t npz_max_entry_bytes(const NpzReadOptions& options = {});
+
 // Sequential reader of one entry's NPY payload, straight into caller memory (no
 // copy of the whole array is made). The CRC-32 and the exact payload size are
 // verified when the last byte has been read; finish() checks that it has been.
@@ -145,10 +162,11 @@ class NpyStream {
 // CRC-32 is verified. Errors: DataFileError (see above) — a missing file, a
 // file that is not a ZIP archive or is truncated, an entry that is encrypted or
 // uses a compression method other than 0/8, a bad CRC, a bad NPY header or one
-// whose shape x itemsize differs from the entry's payload, a missing key.
+// whose shape x itemsize differs from the entry's payload, a missing key, an
+// entry over the limits of NpzReadOptions (checked before any allocation).
 class NpzArchive {
  public:
-  static NpzArchive open(const std::string& path);
+  static NpzArchive open(const std::string& path, const NpzReadOptions& options = {});
 
   const std::string& path() const { return path_; }
   const std::vector<ZipEntry>& entries() const { return entries_; }
@@ -172,6 +190,7 @@ class NpzArchive {
   std::string path_;
   uint64_t file_size_ = 0;
   uint64_t central_directory_offset_ = 0;
+  uint64_t max_entry_bytes_ = 0;
   std::vector<ZipEntry> entries_;
 };
 

@@ -33,4 +33,13 @@ int cuda_device_count() noexcept;
 // empty when cuda_device_count() > 0.
 std::string cuda_unavailable_reason();
 
+// Fails up front, before any work, when `device` cannot be used here: throws
+// std::invalid_argument "<op>: no CUDA device is available (<reason>)" for a CUDA
+// device when none is usable (built without CUDA, no driver, no GPU), and
+// "<op>: cuda:<i> does not exist (<n> CUDA devices)" for an index past the last.
+// Does nothing for the CPU. Entry points that take a device (constructors, train,
+// Graph::to) call it; device allocation calls it too, as the backstop. The device
+// count is queried once per process.
+void require_available(Device device, std::string_view op);
+
 }  // namespace edgewise
