@@ -405,7 +405,26 @@ py::object Call::result(const Array& out) {
   return out.owner;
 }
 
-py::array numpy_of(py::handle object, const char* op, const char* name) {
+py::array Call::numpy(py::handle object, const char* name) {
+  if (!py::isinstance<py::array>(object) && py::hasattr(object, "__dlpack__")) note_framework(object);
+  py::array array = as_numpy(object, op_, name);
+  note_device(Device::cpu(), name);
+  return array;
+}
+
+py::object Call::result(py::object out) {
+  if (!from_dlpack_fn_ || from_dlpack_fn_.is_none()) return out;
+  if (py::isinstance<py::tuple>(out)) {
+    py::tuple items = py::reinterpret_borrow<py::tuple>(out);
+    py::tuple converted(items.size());
+    for (size_t i = 0; i < items.size(); ++i) converted[i] = result(py::reinterpret_borrow<py::object>(items[i]));
+    return converted;
+  }
+  if (py::isinstance<py::array>(out)) return from_dlpack_fn_(out);
+  return out;
+}
+
+py::array as_numpy(py::handle object, const char* op, const char* name) {
   if (py::isinstance<py::array>(object)) return py::reinterpret_borrow<py::array>(object);
   if (py::hasattr(object, "__dlpack__")) {
     Consumed consumed = export_dlpack(object, op, name, [](int) { return intptr_t{0}; });

@@ -150,6 +150,13 @@ class Call {
   // The output in the caller's framework (see the file comment).
   py::object result(const Array& out);
 
+  // For ops that run on CPU only: `object` as a NumPy array (a CPU DLPack object is
+  // viewed without a copy; dtype/layout rules are then the caller's, as for NumPy
+  // input). A CUDA array raises ValueError naming the argument.
+  py::array numpy(py::handle object, const char* name);
+  // `out` (a NumPy array, or a tuple holding some) in the caller's framework.
+  py::object result(py::object out);
+
  private:
   Array typed(py::handle object, const char* name, DLDataType want, bool convert);
   Array from_numpy(const py::array& array, const char* name, std::optional<DLDataType> want, bool convert);
@@ -173,7 +180,7 @@ class Call {
 // For bindings that run on CPU only (Graph, samplers, datasets): any NumPy array,
 // array-like or CPU DLPack object as a NumPy array (no copy; the caller's dtype and
 // layout rules apply as before). A CUDA tensor raises ValueError naming the argument.
-py::array numpy_of(py::handle object, const char* op, const char* name);
+py::array as_numpy(py::handle object, const char* op, const char* name);
 
 // Registers edgewise._edgewise.DeviceArray (the DLPack producer of CUDA outputs).
 void register_array_interop(py::module_& m);

@@ -34,9 +34,9 @@ py::array_t<T> to_numpy(const std::vector<T>& host) {
   return out;
 }
 
-void update_py(SegmentTree& tree, const py::array& indices_in, const py::array& priorities_in) {
-  auto indices = as_int64(indices_in, kUpdate, "indices");
-  auto priorities = as_float32(priorities_in, kUpdate, "priorities");
+void update_py(SegmentTree& tree, const py::object& indices_in, const py::object& priorities_in) {
+  auto indices = as_int64(as_numpy(indices_in, kUpdate, "indices"), kUpdate, "indices");
+  auto priorities = as_float32(as_numpy(priorities_in, kUpdate, "priorities"), kUpdate, "priorities");
   VectorView<const int64_t> idx = vector_of(indices, kUpdate, "indices");
   VectorView<const float> pri = vector_of(priorities, kUpdate, "priorities");
   if (tree.device().is_cpu()) {
@@ -106,8 +106,10 @@ lives on the GPU and NumPy inputs/outputs are copied explicitly.)doc")
            R"doc(Set priorities[k] at leaf indices[k] for every k (a repeated index: the last one wins).
 
 indices: integer array [B], each in [0, capacity). priorities: real array [B]
-(converted to float32), finite and >= 0. Bad input raises ValueError naming the
-first bad position and leaves the tree unchanged.)doc")
+(converted to float32), finite and >= 0. NumPy arrays or CPU DLPack tensors (read
+without a copy when C-contiguous int64 / float32; copied to a CUDA tree); CUDA
+tensors are not taken (ValueError naming the argument). Bad input raises
+ValueError naming the first bad position and leaves the tree unchanged.)doc")
       .def("sample", &sample_py, py::arg("n"), py::arg("seed"), py::arg("stratified") = false,
            R"doc(Draw n indices (int64 array [n]) with probability priority / total().
 

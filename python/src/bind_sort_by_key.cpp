@@ -40,8 +40,7 @@ py::tuple sort_typed(const py::array& keys_in, const py::object& values) {
     }
     return py::make_tuple(sorted_keys, permutation);
   }
-  const py::array v = py::array::ensure(values);
-  EW_REQUIRE(v, kOp, ": values must be an array");
+  const py::array v = as_numpy(values, kOp, "values");
   if (has_dtype<int32_t>(v)) return sort_with_values<K, int32_t>(keys, v);
   if (has_dtype<uint32_t>(v)) return sort_with_values<K, uint32_t>(keys, v);
   if (has_dtype<int64_t>(v)) return sort_with_values<K, int64_t>(keys, v);
@@ -51,11 +50,18 @@ py::tuple sort_typed(const py::array& keys_in, const py::object& values) {
                                  dtype_name(v), ")");
 }
 
-py::tuple sort_by_key_py(const py::array& keys, const py::object& values) {
+py::tuple sort_dispatch(const py::array& keys, const py::object& values) {
   if (has_dtype<int32_t>(keys)) return sort_typed<int32_t>(keys, values);
   if (has_dtype<int64_t>(keys)) return sort_typed<int64_t>(keys, values);
   if (has_dtype<uint32_t>(keys)) return sort_typed<uint32_t>(keys, values);
   detail::throw_invalid_argument(kOp, ": keys must be int32, int64 or uint32 (got ", dtype_name(keys), ")");
+}
+
+py::object sort_by_key_py(const py::object& keys, const py::object& values) {
+  Call call(kOp);
+  py::array k = call.numpy(keys, "keys");
+  py::object v = values.is_none() ? values : py::object(call.numpy(values, "values"));
+  return call.result(sort_dispatch(k, v));
 }
 
 }  // namespace
@@ -69,7 +75,11 @@ values: optional 1-D array [E] of int32, uint32, int64, float32 or float64.
 Returns (sorted_keys, permutation) with permutation int64 and
 sorted_keys == keys[permutation]; or, with values, (sorted_keys, values[permutation]).
 Stable: equal keys keep their input order (like numpy.argsort(kind="stable")).
-Bad input raises ValueError.)doc");
+Bad input raises ValueError.
+
+keys/values may be NumPy arrays or CPU DLPack tensors (torch in -> torch out; read
+without a copy when C-contiguous). CUDA tensors are not taken here: move them to the
+CPU first (ValueError naming the argument).)doc");
 }
 
 }  // namespace edgewise::python

@@ -1,7 +1,7 @@
 // NumPy <-> Edgewise views for the CPU-only bindings: borrow arrays without copying
 // when they are C-contiguous with the right dtype, copy (once) otherwise. The NumPy
 // half of the conversion layer: array_interop.hpp turns DLPack objects into these
-// arrays (numpy_of) and holds the device-generic path the primitives use.
+// arrays (as_numpy) and holds the device-generic path the primitives use.
 #pragma once
 
 #include <pybind11/numpy.h>

@@ -288,3 +288,59 @@ def test_cuda_inputs_are_asked_for_a_stream_and_never_copied_or_cast():
         edgewise.segment_reduce(FakeCuda((4, 2)), FakeCuda((3,), "int32"))
     with pytest.raises(ValueError, match=r"values must be float32, float64, int32 or uint32 \(got float16\)"):
         edgewise.segment_reduce(FakeCuda((4, 2), "float16"), FakeCuda((3,), "int64"))
+
+
+# --- the CPU-only entry points: CPU DLPack in (no copy), torch out where they return arrays ---
+
+def test_sort_rle_offsets_and_search_take_torch_and_return_torch(rng):
+    keys = rng.integers(0, 20, size=200).astype(np.int64)
+    got = edgewise.sort_by_key(torch.from_numpy(keys))
+    want = edgewise.sort_by_key(keys)
+    for g, w in zip(got, want):
+        assert_same(g, w)
+    vals = rng.standard_normal(200).astype(np.float32)
+    got = edgewise.sort_by_key(torch.from_numpy(keys), torch.from_numpy(vals))
+    for g, w in zip(got, edgewise.sort_by_key(keys, vals)):
+        assert_same(g, w)
+    sorted_keys = np.sort(keys)
+    for g, w in zip(edgewise.run_length_encode(torch.from_numpy(sorted_keys)), edgewise.run_length_encode(sorted_keys)):
+        assert_same(g, w)
+    chunks = [torch.from_numpy(sorted_keys[:70]), torch.from_numpy(sorted_keys[70:])]
+    assert_same(edgewise.unique(chunks), edgewise.unique(sorted_keys))
+    assert_same(edgewise.offsets_from_keys(torch.from_numpy(sorted_keys), 20), edgewise.offsets_from_keys(sorted_keys, 20))
+    values = np.sort(rng.standard_normal(100).astype(np.float32))
+    queries = np.sort(rng.standard_normal(30).astype(np.float32))
+    positions, word = edgewise.galloping_search(torch.from_numpy(values), torch.from_numpy(queries))
+    want_positions, want_word = edgewise.galloping_search(values, queries)
+    assert_same(positions, want_positions)
+    assert word == want_word
+
+
+def test_graph_aggregate_samplers_and_segment_tree_take_torch(rng):
+    n = 30
+    ei = rng.integers(0, n, size=(2, 120)).astype(np.int64)
+    x = rng.standard_normal((n, 4)).astype(np.float32)
+    g_np, g_torch = edgewise.Graph(ei, n), edgewise.Graph(torch.from_numpy(ei), n)
+    np.testing.assert_array_equal(g_torch.offsets(), g_np.offsets())
+    got = g_torch.aggregate(torch.from_numpy(x), op="max")
+    assert_same(got, g_np.aggregate(x, op="max"))
+    seeds = torch.tensor([1, 5, 7])
+    a = edgewise.NeighborSampler(g_np, [2], seed=3).sample(seeds)
+    b = edgewise.NeighborSampler(g_np, [2], seed=3).sample(seeds.numpy())
+    np.testing.assert_array_equal(a["seed_nodes"], b["seed_nodes"])
+    tree = edgewise.SegmentTree(8)
+    tree.update(torch.tensor([1, 3]), torch.tensor([2.0, 6.0]))
+    assert tree.total() == 8.0
+    sampler = edgewise.SeedSampler(torch.ones(10), stratified=False)
+    sampler.update_priorities(torch.tensor([0]), torch.tensor([5.0]))
+
+
+def test_cpu_only_entry_points_reject_cuda_tensors_naming_the_argument():
+    with pytest.raises(ValueError, match="sort_by_key: keys is on cuda:0"):
+        edgewise.sort_by_key(FakeCuda((4,), "int64"))
+    with pytest.raises(ValueError, match="Graph: edge_index is on cuda:0"):
+        edgewise.Graph(FakeCuda((2, 3), "int64"), 4)
+    with pytest.raises(ValueError, match="SegmentTree.update: priorities is on cuda:0"):
+        edgewise.SegmentTree(4).update(np.array([0]), FakeCuda((1,), "float32"))
+    with pytest.raises(ValueError, match="offsets_from_keys: keys is on cuda:0"):
+        edgewise.offsets_from_keys(FakeCuda((3,), "int64"), 4)
