@@ -453,7 +453,8 @@ import them without a copy (torch.from_dlpack(a), cupy.from_dlpack(a)).)doc")
            py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
            "The DLPack capsule of this buffer (consumers pass their stream; see the DLPack protocol).")
       .def("__dlpack_device__", &DeviceArray::dlpack_device, "(kDLCUDA, device index).")
-      .def_property_readonly("shape", [](const DeviceArray& a) { return py::tuple(py::cast(a.shape())); });
+      .def_property_readonly(
+          "shape", [](const DeviceArray& a) { return py::tuple(py::cast(a.shape())); }, "The array's shape (a tuple).");
 }
 
 }  // namespace edgewise::python

@@ -1,6 +1,6 @@
-// Python binding of SegmentTree: NumPy arrays in and out. A CPU tree reads
-// C-contiguous int64 / float32 inputs without copying; a CUDA tree copies inputs
-// to the device and results back, explicitly, here at the Python boundary.
+// Python binding of SegmentTree: NumPy arrays (or CPU DLPack tensors) in, NumPy out.
+// A CPU tree reads C-contiguous int64 / float32 inputs without copying; a CUDA tree
+// copies inputs to the device and results back, explicitly, here at the boundary.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -122,13 +122,18 @@ drawn. Raises ValueError when n > 0 and total() is 0 (or overflowed to inf).)doc
       .def("nodes", &nodes_py,
            "A copy of the whole tree [2 * leaf_count] (node 1 the root, node p = node 2p + node 2p+1, "
            "leaf i at leaf_count + i).")
-      .def_property_readonly("capacity", &SegmentTree::capacity)
-      .def_property_readonly("leaf_count", &SegmentTree::leaf_count)
-      .def_property_readonly("device", [](const SegmentTree& t) { return t.device().str(); })
-      .def("__len__", &SegmentTree::capacity)
-      .def("__repr__", [](const SegmentTree& t) {
-        return "SegmentTree(capacity=" + std::to_string(t.capacity()) + ", device='" + t.device().str() + "')";
-      });
+      .def_property_readonly("capacity", &SegmentTree::capacity, "The number of priorities (as constructed).")
+      .def_property_readonly("leaf_count", &SegmentTree::leaf_count,
+                             "Leaves in the tree: capacity rounded up to a power of two.")
+      .def_property_readonly(
+          "device", [](const SegmentTree& t) { return t.device().str(); }, "Where the tree lives: \"cpu\" or \"cuda:N\".")
+      .def("__len__", &SegmentTree::capacity, "capacity.")
+      .def(
+          "__repr__",
+          [](const SegmentTree& t) {
+            return "SegmentTree(capacity=" + std::to_string(t.capacity()) + ", device='" + t.device().str() + "')";
+          },
+          "SegmentTree(capacity=..., device=...).");
 }
 
 }  // namespace edgewise::python
