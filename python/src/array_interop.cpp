@@ -3,6 +3,7 @@
 #include "array_interop.hpp"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <utility>
 
@@ -378,8 +379,14 @@ std::optional<Array> Call::optional_array(py::handle object, const char* name) {
 }
 
 Context& Call::context() {
-  if (!ctx_) ctx_.emplace(device(), device().is_cuda() ? reinterpret_cast<void*>(stream_) : nullptr);
-  return *ctx_;
+  if (device().is_cpu()) return default_context(Device::cpu());
+  // One Context per (device, stream) and host thread, kept: its scratch is reused by
+  // the next op on that stream (stream order makes that safe) instead of being freed
+  // (cudaFree synchronises the device) at the end of every call.
+  thread_local std::map<std::pair<int, intptr_t>, std::unique_ptr<Context>> contexts;
+  auto& ctx = contexts[{device().index, stream_}];
+  if (!ctx) ctx = std::make_unique<Context>(device(), reinterpret_cast<void*>(stream_));
+  return *ctx;
 }
 
 Array Call::empty_bytes(std::vector<int64_t> shape, DLDataType dtype) {

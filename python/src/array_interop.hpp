@@ -174,7 +174,6 @@ class Call {
   py::object from_dlpack_fn_;  // its from_dlpack, or None
   intptr_t stream_ = 0;        // the caller's CUDA stream (0: legacy default)
   bool stream_known_ = false;
-  std::optional<Context> ctx_;
 };
 
 // For bindings that run on CPU only (Graph, samplers, datasets): any NumPy array,
