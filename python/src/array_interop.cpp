@@ -352,8 +352,9 @@ Array Call::typed(py::handle object, const char* name, DLDataType want, bool con
   return convert_any(object, name, want, convert);
 }
 
-Array Call::int64s(py::handle object, const char* name) {
-  Array a = array(object, name);
+Array Call::int64s(py::handle object, const char* name) { return to_int64(array(object, name), name); }
+
+Array Call::to_int64(Array a, const char* name) {
   EW_REQUIRE(a.is_integer() || a.size() == 0, op_, ": ", name, " must be an integer array (got dtype ", a.dtype_str(),
              ")");
   if (a.is<int64_t>()) return a;

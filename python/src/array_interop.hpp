@@ -132,6 +132,8 @@ class Call {
   }
   // Any integer array as int64 (NumPy/CPU: other integer dtypes converted once).
   Array int64s(py::handle object, const char* name);
+  // An array of this call (from array()) as int64, under the rules of int64s.
+  Array to_int64(Array array, const char* name);
   // An index array kept as int32 or int64 (NumPy/CPU: other integer dtypes -> int64).
   Array indices(py::handle object, const char* name);
   // None -> nullopt.

@@ -336,11 +336,14 @@ def test_graph_aggregate_samplers_and_segment_tree_take_torch(rng):
 
 
 def test_cpu_only_entry_points_reject_cuda_tensors_naming_the_argument():
-    with pytest.raises(ValueError, match="sort_by_key: keys is on cuda:0"):
-        edgewise.sort_by_key(FakeCuda((4,), "int64"))
     with pytest.raises(ValueError, match="Graph: edge_index is on cuda:0"):
         edgewise.Graph(FakeCuda((2, 3), "int64"), 4)
     with pytest.raises(ValueError, match="SegmentTree.update: priorities is on cuda:0"):
         edgewise.SegmentTree(4).update(np.array([0]), FakeCuda((1,), "float32"))
-    with pytest.raises(ValueError, match="offsets_from_keys: keys is on cuda:0"):
-        edgewise.offsets_from_keys(FakeCuda((3,), "int64"), 4)
+    with pytest.raises(ValueError, match="unique: keys is on cuda:0"):
+        edgewise.unique(FakeCuda((3,), "int64"))
+    # sort_by_key and offsets_from_keys take CUDA tensors, but never convert them.
+    with pytest.raises(ValueError, match=r"offsets_from_keys: keys must be int64 \(got int8; CUDA arrays"):
+        edgewise.offsets_from_keys(FakeCuda((3,), "int8"), 4)
+    with pytest.raises(ValueError, match="sort_by_key: values is on cpu but keys is on cuda:0"):
+        edgewise.sort_by_key(FakeCuda((3,), "int64"), np.ones(3))
