@@ -192,7 +192,8 @@ class DeviceArray {
 
 // Calls __dlpack_device__ (when present) and __dlpack__, turning the producer's
 // errors into ValueError naming the argument.
-Consumed export_dlpack(py::handle object, const char* op, const char* name, const std::function<intptr_t(int)>& stream_for) {
+Consumed export_dlpack(py::handle object, const char* op, const char* name,
+                       const std::function<intptr_t(int)>& stream_for) {
   try {
     std::optional<py::object> stream_arg;
     if (py::hasattr(object, "__dlpack_device__")) {
@@ -335,12 +336,15 @@ Array Call::from_dlpack(py::handle object, const char* name, std::optional<DLDat
 }
 
 Array Call::convert_any(py::handle object, const char* name, std::optional<DLDataType> want, bool convert) {
-  if (py::isinstance<py::array>(object)) return from_numpy(py::reinterpret_borrow<py::array>(object), name, want, convert);
+  if (py::isinstance<py::array>(object)) {
+    return from_numpy(py::reinterpret_borrow<py::array>(object), name, want, convert);
+  }
   if (py::hasattr(object, "__dlpack__")) return from_dlpack(object, name, want, convert);
   py::array array = py::array::ensure(object);
   if (!array) {
     PyErr_Clear();
-    throw py::type_error(detail::concat(op_, ": ", name, " must be an array (NumPy, or an object with __dlpack__), got ",
+    throw py::type_error(detail::concat(op_, ": ", name,
+                                        " must be an array (NumPy, or an object with __dlpack__), got ",
                                         std::string(py::str(py::type::of(object).attr("__name__")))));
   }
   return from_numpy(array, name, want, convert);
@@ -446,7 +450,8 @@ py::array as_numpy(py::handle object, const char* op, const char* name) {
   py::array array = py::array::ensure(object);
   if (!array) {
     PyErr_Clear();
-    throw py::type_error(detail::concat(op, ": ", name, " must be an array (NumPy, or an object with __dlpack__), got ",
+    throw py::type_error(detail::concat(op, ": ", name,
+                                        " must be an array (NumPy, or an object with __dlpack__), got ",
                                         std::string(py::str(py::type::of(object).attr("__name__")))));
   }
   return array;

@@ -126,7 +126,8 @@ drawn. Raises ValueError when n > 0 and total() is 0 (or overflowed to inf).)doc
       .def_property_readonly("leaf_count", &SegmentTree::leaf_count,
                              "Leaves in the tree: capacity rounded up to a power of two.")
       .def_property_readonly(
-          "device", [](const SegmentTree& t) { return t.device().str(); }, "Where the tree lives: \"cpu\" or \"cuda:N\".")
+          "device", [](const SegmentTree& t) { return t.device().str(); },
+          "Where the tree lives: \"cpu\" or \"cuda:N\".")
       .def("__len__", &SegmentTree::capacity, "capacity.")
       .def(
           "__repr__",

@@ -217,7 +217,8 @@ void launch_extremum(MatrixView<const T> values, VectorView<const I> index, Matr
     const int64_t total = values.size();
     const int64_t outputs = out.size();
     auto* d_words = static_cast<unsigned long long*>(ctx.scratch(static_cast<size_t>(outputs) * sizeof(uint64_t)));
-    EW_CUDA_CHECK(cudaMemsetAsync(d_words, 0, static_cast<size_t>(outputs) * sizeof(uint64_t), stream));  // kPackedEmpty
+    // Every word starts as kPackedEmpty (0).
+    EW_CUDA_CHECK(cudaMemsetAsync(d_words, 0, static_cast<size_t>(outputs) * sizeof(uint64_t), stream));
     if (total > 0) {
       scatter_extremum_kernel<Op, T, I><<<detail::grid_size(total, kThreads), kThreads, 0, stream>>>(
           values.data, index.data, total, values.cols, d_words);
