@@ -21,24 +21,25 @@ py::array_t<T> to_numpy(const std::vector<T>& v) {
   return out;
 }
 
-Graph graph_from_edge_index(const py::array& edge_index, int64_t num_nodes, const py::object& edge_weight) {
-  auto ei = as_int64(edge_index, "Graph", "edge_index");
+Graph graph_from_edge_index(const py::object& edge_index, int64_t num_nodes, const py::object& edge_weight) {
+  auto ei = as_int64(as_numpy(edge_index, "Graph", "edge_index"), "Graph", "edge_index");
   EW_REQUIRE(ei.ndim() == 2 && ei.shape(0) == 2, "Graph: edge_index must be [2, E] (got ndim ", ei.ndim(), ")");
   const int64_t E = ei.shape(1);
   VectorView<const int64_t> src(ei.data(), E), dst(ei.data() + E, E);
   py::array_t<float, py::array::c_style> w;
   VectorView<const float> wv;
   if (!edge_weight.is_none()) {
-    w = as_contiguous<float>(edge_weight.cast<py::array>());
+    w = as_contiguous<float>(as_numpy(edge_weight, "Graph", "edge_weight"));
     wv = VectorView<const float>(w.data(), static_cast<int64_t>(w.size()));
   }
   py::gil_scoped_release release;
   return Graph::from_coo(src, dst, num_nodes, wv);
 }
 
-py::array_t<float> aggregate_py(const Graph& graph, const py::array& x_in, const std::string& op,
-                                const std::string& strategy) {
-  auto x = as_contiguous<float>(x_in);
+py::object aggregate_py(const Graph& graph, const py::object& x_obj, const std::string& op,
+                        const std::string& strategy) {
+  Call call("aggregate");  // torch in -> torch out (CPU)
+  auto x = as_contiguous<float>(call.numpy(x_obj, "x"));
   MatrixView<const float> xv = matrix_of(x, "aggregate", "x");
   gnn::AggregationOptions o;
   o.op = parse_reduce_op(op);
@@ -53,7 +54,7 @@ py::array_t<float> aggregate_py(const Graph& graph, const py::array& x_in, const
   }
   py::array_t<float> result = x.ndim() == 1 ? new_array<float>({out.rows()}) : new_array<float>({out.rows(), out.cols()});
   std::copy(out.data(), out.data() + out.numel(), result.mutable_data());
-  return result;
+  return call.result(std::move(result));
 }
 
 }  // namespace

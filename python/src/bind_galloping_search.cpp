@@ -25,7 +25,7 @@ py::tuple galloping_search_typed(const py::array& values_in, const py::array& qu
   py::array_t<int64_t, py::array::c_style> order;
   VectorView<const int64_t> order_view;
   if (!value_order_in.is_none()) {
-    order = as_int64(py::array::ensure(value_order_in), kOp, "value_order");
+    order = as_int64(as_numpy(value_order_in, kOp, "value_order"), kOp, "value_order");
     order_view = vector_of(order, kOp, "value_order");
     // An empty value_order is still present (its segments address an empty view).
     static const int64_t kNoEntries = 0;
@@ -41,7 +41,7 @@ py::tuple galloping_search_typed(const py::array& values_in, const py::array& qu
     r[2] = 0;
     r[3] = q.size;
   } else {
-    segments = as_int64(py::array::ensure(segments_in), kOp, "segments");
+    segments = as_int64(as_numpy(segments_in, kOp, "segments"), kOp, "segments");
     EW_REQUIRE((segments.ndim() == 2 && segments.shape(1) == 4) || (segments.ndim() == 1 && segments.shape(0) % 4 == 0),
                kOp, ": segments must be [S, 4] or packed [4 S] records [valueOffset, valueCount, queryOffset, "
                "queryCount] (got shape ", std::string(py::str(segments.attr("shape"))), ")");
@@ -63,8 +63,8 @@ py::tuple galloping_search_typed(const py::array& values_in, const py::array& qu
   return py::make_tuple(positions, word);
 }
 
-py::tuple galloping_search_py(const py::array& values, const py::array& queries, const py::object& segments,
-                              const py::object& value_order, int64_t queries_per_tile, int64_t max_query_count) {
+py::tuple galloping_search_numpy(const py::array& values, const py::array& queries, const py::object& segments,
+                                 const py::object& value_order, int64_t queries_per_tile, int64_t max_query_count) {
   EW_REQUIRE(queries.dtype().is(values.dtype()), kOp, ": queries must have the dtype of values (", dtype_name(values),
              "), got ", dtype_name(queries));
   if (has_dtype<float>(values)) {
@@ -75,6 +75,16 @@ py::tuple galloping_search_py(const py::array& values, const py::array& queries,
                                             max_query_count);
   }
   detail::throw_invalid_argument(kOp, ": values must be float32 or uint32 (got ", dtype_name(values), ")");
+}
+
+py::object galloping_search_py(const py::object& values, const py::object& queries, const py::object& segments,
+                               const py::object& value_order, int64_t queries_per_tile, int64_t max_query_count) {
+  Call call(kOp);
+  py::array v = call.numpy(values, "values");
+  py::array q = call.numpy(queries, "queries");
+  py::object seg = segments.is_none() ? segments : py::object(call.numpy(segments, "segments"));
+  py::object order = value_order.is_none() ? value_order : py::object(call.numpy(value_order, "value_order"));
+  return call.result(galloping_search_numpy(v, q, seg, order, queries_per_tile, max_query_count));
 }
 
 }  // namespace
@@ -100,7 +110,10 @@ the segment's values < the query (NaN: valueOffset + valueCount); -1 where no we
 segment covers a query. validation_word ORs 1 (a value range out of bounds), 2 (a query
 range out of bounds or above max_query_count), 4 (a query smaller than the one before it
 in its tile; its position is still exact), 8 (a NaN or infinite float query).
-Malformed segments write nothing. Bad arguments raise ValueError.)doc");
+Malformed segments write nothing. Bad arguments raise ValueError.
+Arrays may be NumPy arrays or CPU DLPack tensors (torch in -> torch positions out,
+read without a copy when C-contiguous); CUDA tensors are not taken here (ValueError
+naming the argument: move them to the CPU first).)doc");
 }
 
 }  // namespace edgewise::python

@@ -1,9 +1,8 @@
-// Python binding of offsets_from_keys.
-#include <pybind11/numpy.h>
+// Python binding of offsets_from_keys (NumPy or DLPack arrays, CPU or CUDA; array_interop.hpp).
 #include <pybind11/pybind11.h>
 
+#include "array_interop.hpp"
 #include "edgewise/kernels/offsets_from_keys.hpp"
-#include "numpy_interop.hpp"
 
 namespace edgewise::python {
 
@@ -12,23 +11,25 @@ namespace {
 constexpr const char* kOp = "offsets_from_keys";
 
 template <class K>
-py::array_t<int64_t> offsets_typed(const py::array& keys_in, int64_t num_segments) {
-  auto keys = as_contiguous<K>(keys_in);
-  VectorView<const K> k = vector_of(keys, kOp, "keys");
-  py::array_t<int64_t> offsets = new_array<int64_t>({num_segments + 1});
+py::object offsets_typed(Call& call, const Array& keys, int64_t num_segments) {
+  VectorView<const K> k = keys.vector<K>(kOp, "keys");
+  Array offsets = call.empty<int64_t>({num_segments + 1});
+  Context& ctx = call.context();
   {
     py::gil_scoped_release release;
-    offsets_from_keys<K>(k, VectorView<int64_t>(offsets.mutable_data(), num_segments + 1));
+    offsets_from_keys<K>(k, offsets.mutable_vector<int64_t>(), ctx);
   }
-  return offsets;
+  return call.result(offsets);
 }
 
-py::array_t<int64_t> offsets_from_keys_py(const py::array& keys, int64_t num_segments) {
+py::object offsets_from_keys_py(const py::object& keys_in, int64_t num_segments) {
   EW_REQUIRE(num_segments >= 0, kOp, ": num_segments (", num_segments, ") must be >= 0");
-  if (has_dtype<int32_t>(keys)) return offsets_typed<int32_t>(keys, num_segments);
-  if (has_dtype<uint32_t>(keys)) return offsets_typed<uint32_t>(keys, num_segments);
-  // Any other integer type (and empty arrays of any type) go through int64.
-  return offsets_typed<int64_t>(as_int64(keys, kOp, "keys"), num_segments);
+  Call call(kOp);
+  Array keys = call.array(keys_in, "keys");
+  if (keys.is<int32_t>()) return offsets_typed<int32_t>(call, keys, num_segments);
+  if (keys.is<uint32_t>()) return offsets_typed<uint32_t>(call, keys, num_segments);
+  // Any other integer type (and empty arrays of any type) go through int64 (CUDA: int64 only).
+  return offsets_typed<int64_t>(call, call.to_int64(std::move(keys), "keys"), num_segments);
 }
 
 }  // namespace
@@ -41,7 +42,12 @@ keys: 1-D integer array [E], sorted (nondecreasing), each in [0, num_segments).
 Returns int64 offsets with offsets[s] = number of keys < s: segment s owns keys
 offsets[s]:offsets[s+1]; segments no key names are empty. These are the offsets
 segment_reduce takes. Unsorted or out-of-range keys raise ValueError naming the
-first bad position.)doc");
+first bad position.
+
+keys: a NumPy array or any DLPack tensor, CPU or CUDA (read without a copy when
+C-contiguous int32/uint32/int64; other integer dtypes on CPU are converted to int64
+once). CUDA runs on the caller's current stream; the result comes back in the
+caller's framework (torch in -> torch out).)doc");
 }
 
 }  // namespace edgewise::python

@@ -18,18 +18,18 @@ bool is_sequence(const py::handle& h) { return py::isinstance<py::list>(h) || py
 bool holds_chunks(const py::object& keys) {
   if (!is_sequence(keys)) return false;
   for (const py::handle& item : keys) {
-    if (py::isinstance<py::array>(item) || is_sequence(item)) return true;
+    if (py::isinstance<py::array>(item) || is_sequence(item) || py::hasattr(item, "__dlpack__")) return true;
   }
   return py::len(keys) == 0;
 }
 
 // The chunks of `keys`: the array itself, or each element of a list/tuple of arrays.
-std::vector<py::array> chunks_of(const py::object& keys, const char* op) {
+std::vector<py::array> chunks_of(Call& call, const py::object& keys, const char* op) {
   std::vector<py::array> chunks;
   if (holds_chunks(keys)) {
-    for (const py::handle& item : keys) chunks.push_back(py::array::ensure(item));
+    for (const py::handle& item : keys) chunks.push_back(call.numpy(item, "keys"));
   } else {
-    chunks.push_back(py::array::ensure(keys));
+    chunks.push_back(call.numpy(keys, "keys"));
   }
   for (size_t c = 0; c < chunks.size(); ++c) {
     EW_REQUIRE(chunks[c], op, ": keys must be an array or a list of arrays (chunk ", c, " is not an array)");
@@ -72,8 +72,7 @@ py::object encode_typed(const std::vector<py::array>& chunks_in, bool with_lengt
   return shrink(values, count);
 }
 
-py::object encode_py(const py::object& keys, bool with_lengths, const char* op) {
-  const std::vector<py::array> chunks = chunks_of(keys, op);
+py::object encode_chunks(const std::vector<py::array>& chunks, bool with_lengths, const char* op) {
   if (chunks.empty()) {  // no chunks at all: no runs
     if (with_lengths) return py::make_tuple(new_array<int64_t>({0}), new_array<int64_t>({0}));
     return new_array<int64_t>({0});
@@ -83,6 +82,11 @@ py::object encode_py(const py::object& keys, bool with_lengths, const char* op) 
   if (has_dtype<int64_t>(first)) return encode_typed<int64_t>(chunks, with_lengths, op);
   if (has_dtype<uint32_t>(first)) return encode_typed<uint32_t>(chunks, with_lengths, op);
   detail::throw_invalid_argument(op, ": keys must be int32, int64 or uint32 (got ", dtype_name(first), ")");
+}
+
+py::object encode_py(const py::object& keys, bool with_lengths, const char* op) {
+  Call call(op);
+  return call.result(encode_chunks(chunks_of(call, keys, op), with_lengths, op));
 }
 
 }  // namespace
@@ -98,7 +102,10 @@ keys: 1-D int32, int64 or uint32 array, or a list of such arrays (chunks forming
 Returns values (the key of each run, in order of first occurrence, keys' dtype) and
 lengths (int64, each >= 1, summing to the number of keys). Runs are adjacent, not
 global: [2, 2, 5, 2] gives values [2, 5, 2]; sort first for global grouping.
-numpy.repeat(values, lengths) gives the keys back. Bad input raises ValueError.)doc");
+numpy.repeat(values, lengths) gives the keys back. Bad input raises ValueError.
+Chunks may be NumPy arrays or CPU DLPack tensors (torch in -> torch out, read
+without a copy when C-contiguous); CUDA tensors are not taken here (ValueError
+naming the argument: move them to the CPU first).)doc");
   m.def(
       "unique", [](const py::object& keys) { return encode_py(keys, false, "unique"); }, py::arg("keys"),
       R"doc(The values of run_length_encode(keys): one per run of adjacent equal keys.

@@ -46,8 +46,8 @@ template <class Sampler>
 struct WithGenerator {
   Sampler sampler;
   gnn::Generator generator;
-  py::dict sample(const py::array& seeds_in) {
-    auto seeds = as_int64(seeds_in, "sample", "seed_nodes");
+  py::dict sample(const py::object& seeds_in) {
+    auto seeds = as_int64(as_numpy(seeds_in, "sample", "seed_nodes"), "sample", "seed_nodes");
     std::span<const int64_t> view(seeds.data(), static_cast<size_t>(seeds.size()));
     gnn::MiniBatch mb;
     {
@@ -113,8 +113,8 @@ SeedSampler(priorities, stratified=True): priorities [N] float32, finite, >= 0 (
 never drawn). sample(batch_size, seed) -> dict(nodes, counts, weights, draws): nodes
 distinct ascending, weights counts / (B * P * p) so that sum(weights * f[nodes]) is an
 unbiased estimate of the population mean of f. update_priorities(nodes, values).)doc")
-      .def(py::init([](const py::array& priorities, bool stratified) {
-             auto p = as_contiguous<float>(priorities);
+      .def(py::init([](const py::object& priorities, bool stratified) {
+             auto p = as_contiguous<float>(as_numpy(priorities, "SeedSampler", "priorities"));
              gnn::SeedSamplerOptions o;
              o.stratified = stratified;
              return gnn::SeedSampler(std::span<const float>(p.data(), static_cast<size_t>(p.size())), o);
@@ -137,9 +137,10 @@ batch_size lies in [0, population]. A pure function of (priorities, batch_size, 
 Returns a dict: nodes [U] (distinct, ascending), counts [U] (draws per node),
 weights [U] (counts / (B * P * p_i), float32) and draws [B] (in draw order).)doc")
       .def("update_priorities",
-           [](gnn::SeedSampler& s, const py::array& nodes_in, const py::array& values_in) {
-             auto nodes = as_int64(nodes_in, "SeedSampler.update_priorities", "nodes");
-             auto values = as_contiguous<float>(values_in);
+           [](gnn::SeedSampler& s, const py::object& nodes_in, const py::object& values_in) {
+             constexpr const char* kUpdate = "SeedSampler.update_priorities";
+             auto nodes = as_int64(as_numpy(nodes_in, kUpdate, "nodes"), kUpdate, "nodes");
+             auto values = as_contiguous<float>(as_numpy(values_in, kUpdate, "values"));
              s.update_priorities(std::span<const int64_t>(nodes.data(), static_cast<size_t>(nodes.size())),
                                  std::span<const float>(values.data(), static_cast<size_t>(values.size())));
            },

@@ -1,6 +1,6 @@
-// Python binding of SegmentTree: NumPy arrays in and out. A CPU tree reads
-// C-contiguous int64 / float32 inputs without copying; a CUDA tree copies inputs
-// to the device and results back, explicitly, here at the Python boundary.
+// Python binding of SegmentTree: NumPy arrays (or CPU DLPack tensors) in, NumPy out.
+// A CPU tree reads C-contiguous int64 / float32 inputs without copying; a CUDA tree
+// copies inputs to the device and results back, explicitly, here at the boundary.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -34,9 +34,9 @@ py::array_t<T> to_numpy(const std::vector<T>& host) {
   return out;
 }
 
-void update_py(SegmentTree& tree, const py::array& indices_in, const py::array& priorities_in) {
-  auto indices = as_int64(indices_in, kUpdate, "indices");
-  auto priorities = as_float32(priorities_in, kUpdate, "priorities");
+void update_py(SegmentTree& tree, const py::object& indices_in, const py::object& priorities_in) {
+  auto indices = as_int64(as_numpy(indices_in, kUpdate, "indices"), kUpdate, "indices");
+  auto priorities = as_float32(as_numpy(priorities_in, kUpdate, "priorities"), kUpdate, "priorities");
   VectorView<const int64_t> idx = vector_of(indices, kUpdate, "indices");
   VectorView<const float> pri = vector_of(priorities, kUpdate, "priorities");
   if (tree.device().is_cpu()) {
@@ -106,8 +106,10 @@ lives on the GPU and NumPy inputs/outputs are copied explicitly.)doc")
            R"doc(Set priorities[k] at leaf indices[k] for every k (a repeated index: the last one wins).
 
 indices: integer array [B], each in [0, capacity). priorities: real array [B]
-(converted to float32), finite and >= 0. Bad input raises ValueError naming the
-first bad position and leaves the tree unchanged.)doc")
+(converted to float32), finite and >= 0. NumPy arrays or CPU DLPack tensors (read
+without a copy when C-contiguous int64 / float32; copied to a CUDA tree); CUDA
+tensors are not taken (ValueError naming the argument). Bad input raises
+ValueError naming the first bad position and leaves the tree unchanged.)doc")
       .def("sample", &sample_py, py::arg("n"), py::arg("seed"), py::arg("stratified") = false,
            R"doc(Draw n indices (int64 array [n]) with probability priority / total().
 
@@ -120,13 +122,19 @@ drawn. Raises ValueError when n > 0 and total() is 0 (or overflowed to inf).)doc
       .def("nodes", &nodes_py,
            "A copy of the whole tree [2 * leaf_count] (node 1 the root, node p = node 2p + node 2p+1, "
            "leaf i at leaf_count + i).")
-      .def_property_readonly("capacity", &SegmentTree::capacity)
-      .def_property_readonly("leaf_count", &SegmentTree::leaf_count)
-      .def_property_readonly("device", [](const SegmentTree& t) { return t.device().str(); })
-      .def("__len__", &SegmentTree::capacity)
-      .def("__repr__", [](const SegmentTree& t) {
-        return "SegmentTree(capacity=" + std::to_string(t.capacity()) + ", device='" + t.device().str() + "')";
-      });
+      .def_property_readonly("capacity", &SegmentTree::capacity, "The number of priorities (as constructed).")
+      .def_property_readonly("leaf_count", &SegmentTree::leaf_count,
+                             "Leaves in the tree: capacity rounded up to a power of two.")
+      .def_property_readonly(
+          "device", [](const SegmentTree& t) { return t.device().str(); },
+          "Where the tree lives: \"cpu\" or \"cuda:N\".")
+      .def("__len__", &SegmentTree::capacity, "capacity.")
+      .def(
+          "__repr__",
+          [](const SegmentTree& t) {
+            return "SegmentTree(capacity=" + std::to_string(t.capacity()) + ", device='" + t.device().str() + "')";
+          },
+          "SegmentTree(capacity=..., device=...).");
 }
 
 }  // namespace edgewise::python

@@ -1,9 +1,8 @@
-// Python binding of sort_by_key.
-#include <pybind11/numpy.h>
+// Python binding of sort_by_key (NumPy or DLPack arrays, CPU or CUDA; array_interop.hpp).
 #include <pybind11/pybind11.h>
 
+#include "array_interop.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
-#include "numpy_interop.hpp"
 
 namespace edgewise::python {
 
@@ -12,50 +11,50 @@ namespace {
 constexpr const char* kOp = "sort_by_key";
 
 template <class K, class V>
-py::tuple sort_with_values(const py::array_t<K, py::array::c_style>& keys, const py::array& values_in) {
-  auto values = as_contiguous<V>(values_in);
-  VectorView<const K> k = vector_of(keys, kOp, "keys");
-  VectorView<const V> v = vector_of(values, kOp, "values");
-  py::array_t<K> sorted_keys = new_array<K>({k.size});
-  py::array_t<V> sorted_values = new_array<V>({v.size});
+py::tuple sort_with_values(Call& call, const Array& keys, const Array& values) {
+  VectorView<const K> k = keys.vector<K>(kOp, "keys");
+  VectorView<const V> v = values.vector<V>(kOp, "values");
+  Array sorted_keys = call.empty<K>({k.size});
+  Array sorted_values = call.empty<V>({v.size});
+  Context& ctx = call.context();
   {
     py::gil_scoped_release release;
-    sort_by_key<K, V>(k, v, VectorView<K>(sorted_keys.mutable_data(), k.size),
-                      VectorView<V>(sorted_values.mutable_data(), v.size));
+    sort_by_key<K, V>(k, v, sorted_keys.mutable_vector<K>(), sorted_values.mutable_vector<V>(), ctx);
   }
-  return py::make_tuple(sorted_keys, sorted_values);
+  return py::make_tuple(call.result(sorted_keys), call.result(sorted_values));
 }
 
 template <class K>
-py::tuple sort_typed(const py::array& keys_in, const py::object& values) {
-  auto keys = as_contiguous<K>(keys_in);
-  VectorView<const K> k = vector_of(keys, kOp, "keys");
-  if (values.is_none()) {
-    py::array_t<K> sorted_keys = new_array<K>({k.size});
-    py::array_t<int64_t> permutation = new_array<int64_t>({k.size});
+py::tuple sort_typed(Call& call, const Array& keys, const std::optional<Array>& values) {
+  if (!values) {
+    VectorView<const K> k = keys.vector<K>(kOp, "keys");
+    Array sorted_keys = call.empty<K>({k.size});
+    Array permutation = call.empty<int64_t>({k.size});
+    Context& ctx = call.context();
     {
       py::gil_scoped_release release;
-      sort_by_key<K>(k, VectorView<K>(sorted_keys.mutable_data(), k.size),
-                     VectorView<int64_t>(permutation.mutable_data(), k.size));
+      sort_by_key<K>(k, sorted_keys.mutable_vector<K>(), permutation.mutable_vector<int64_t>(), ctx);
     }
-    return py::make_tuple(sorted_keys, permutation);
+    return py::make_tuple(call.result(sorted_keys), call.result(permutation));
   }
-  const py::array v = py::array::ensure(values);
-  EW_REQUIRE(v, kOp, ": values must be an array");
-  if (has_dtype<int32_t>(v)) return sort_with_values<K, int32_t>(keys, v);
-  if (has_dtype<uint32_t>(v)) return sort_with_values<K, uint32_t>(keys, v);
-  if (has_dtype<int64_t>(v)) return sort_with_values<K, int64_t>(keys, v);
-  if (has_dtype<float>(v)) return sort_with_values<K, float>(keys, v);
-  if (has_dtype<double>(v)) return sort_with_values<K, double>(keys, v);
-  detail::throw_invalid_argument(kOp, ": values must be int32, uint32, int64, float32 or float64 (got ",
-                                 dtype_name(v), ")");
+  const Array& v = *values;
+  if (v.is<int32_t>()) return sort_with_values<K, int32_t>(call, keys, v);
+  if (v.is<uint32_t>()) return sort_with_values<K, uint32_t>(call, keys, v);
+  if (v.is<int64_t>()) return sort_with_values<K, int64_t>(call, keys, v);
+  if (v.is<float>()) return sort_with_values<K, float>(call, keys, v);
+  if (v.is<double>()) return sort_with_values<K, double>(call, keys, v);
+  detail::throw_invalid_argument(kOp, ": values must be int32, uint32, int64, float32 or float64 (got ", v.dtype_str(),
+                                 ")");
 }
 
-py::tuple sort_by_key_py(const py::array& keys, const py::object& values) {
-  if (has_dtype<int32_t>(keys)) return sort_typed<int32_t>(keys, values);
-  if (has_dtype<int64_t>(keys)) return sort_typed<int64_t>(keys, values);
-  if (has_dtype<uint32_t>(keys)) return sort_typed<uint32_t>(keys, values);
-  detail::throw_invalid_argument(kOp, ": keys must be int32, int64 or uint32 (got ", dtype_name(keys), ")");
+py::tuple sort_by_key_py(const py::object& keys_in, const py::object& values_in) {
+  Call call(kOp);
+  Array keys = call.array(keys_in, "keys");
+  std::optional<Array> values = call.optional_array(values_in, "values");
+  if (keys.is<int32_t>()) return sort_typed<int32_t>(call, keys, values);
+  if (keys.is<int64_t>()) return sort_typed<int64_t>(call, keys, values);
+  if (keys.is<uint32_t>()) return sort_typed<uint32_t>(call, keys, values);
+  detail::throw_invalid_argument(kOp, ": keys must be int32, int64 or uint32 (got ", keys.dtype_str(), ")");
 }
 
 }  // namespace
@@ -64,12 +63,17 @@ void register_sort_by_key(py::module_& m) {
   m.def("sort_by_key", &sort_by_key_py, py::arg("keys"), py::arg("values") = py::none(),
         R"doc(Stable sort of integer keys, carrying a permutation or values.
 
-keys: 1-D int32, int64 or uint32 array [E] (used without a copy when C-contiguous).
+keys: 1-D int32, int64 or uint32 array [E].
 values: optional 1-D array [E] of int32, uint32, int64, float32 or float64.
 Returns (sorted_keys, permutation) with permutation int64 and
 sorted_keys == keys[permutation]; or, with values, (sorted_keys, values[permutation]).
 Stable: equal keys keep their input order (like numpy.argsort(kind="stable")).
-Bad input raises ValueError.)doc");
+Bad input raises ValueError.
+
+keys/values: NumPy arrays or any DLPack tensors, CPU or CUDA, on one device (used
+without a copy when C-contiguous; non-contiguous CPU input is copied once). CUDA
+runs on the caller's current stream; results come back in the caller's framework
+(torch in -> torch out).)doc");
 }
 
 }  // namespace edgewise::python

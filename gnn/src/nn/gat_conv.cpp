@@ -29,11 +29,12 @@ GATConvBase::GATConvBase(int64_t in_features, int64_t out_features, GATConvOptio
   if (options.bias) bias_ = parameter(Tensor::zeros(1, output_features(), device), "bias");
 }
 
-const Graph& GATConvBase::attention_graph(const Graph& graph) const {
+Graph GATConvBase::attention_graph(const Graph& graph) const {
   if (!options_.add_self_loops) return graph;
-  if (cached_for_ != graph.identity()) {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  if (cached_for_ == 0 || cached_for_ != graph.id()) {
     cached_graph_ = graph.with_self_loops(1.0f);
-    cached_for_ = graph.identity();
+    cached_for_ = graph.id();
   }
   return cached_graph_;
 }
@@ -59,7 +60,7 @@ GATConv::GATConv(int64_t in_features, int64_t out_features, Generator& generator
 Variable GATConv::propagate(const Graph& graph, const Variable& xw, Generator& generator) const {
   EW_REQUIRE(xw.rows() == graph.num_nodes(), "GATConv: x has ", xw.rows(), " rows but the graph has ",
              graph.num_nodes(), " nodes");
-  const Graph& g = attention_graph(graph);
+  const Graph g = attention_graph(graph);
   const int64_t heads = options_.heads;
   Variable scores = edge_score_add(g, head_dot(xw, att_src_, heads), head_dot(xw, att_dst_, heads));
   return attend(g, scores, xw, generator);
@@ -100,7 +101,7 @@ Variable GATv2Conv::forward(const Graph& graph, const Variable& x, Generator& ge
   EW_REQUIRE(x.cols() == in_features_, "GATv2Conv: x has ", x.cols(), " features, expected ", in_features_);
   EW_REQUIRE(x.rows() == graph.num_nodes(), "GATv2Conv: x has ", x.rows(), " rows but the graph has ",
              graph.num_nodes(), " nodes");
-  const Graph& g = attention_graph(graph);
+  const Graph g = attention_graph(graph);
   Variable x_l = add_bias(matmul(x, weight_l_), bias_l_);
   Variable x_r = add_bias(matmul(x, weight_r_), bias_r_);
   // e_ij = att . LeakyReLU(x_l[j] + x_r[i]): the sum is the additive sddmm over H*C columns

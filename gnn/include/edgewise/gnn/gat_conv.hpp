@@ -12,9 +12,13 @@
 // Weights are stored [in, out] (x W), the transpose of torch.nn.Linear's [out, in].
 // Self loops: add_self_loops adds one to every node that has none (PyG first removes
 // existing self loops, then adds one per node; the same on graphs without self loops).
-// The graph with self loops is cached for the last Graph seen (keyed by its storage).
+// The graph with self loops is cached for the last Graph seen, keyed by Graph::id()
+// (never reused, unlike an address) and guarded by a mutex.
 // Edge weights of the graph are ignored (PyG's GATConv has no edge_dim here).
 #pragma once
+
+#include <cstdint>
+#include <mutex>
 
 #include "edgewise/gnn/graph.hpp"
 #include "edgewise/gnn/module.hpp"
@@ -39,7 +43,7 @@ class GATConvBase : public Module {
   int64_t output_features() const { return options_.concat ? options_.heads * out_features_ : out_features_; }
   const GATConvOptions& options() const { return options_; }
   // The graph attention runs over (with self loops when add_self_loops).
-  const Graph& attention_graph(const Graph& graph) const;
+  Graph attention_graph(const Graph& graph) const;
 
  protected:
   GATConvBase(int64_t in_features, int64_t out_features, GATConvOptions options, Generator& generator, Device device);
@@ -52,7 +56,8 @@ class GATConvBase : public Module {
   Variable bias_;
 
  private:
-  mutable const void* cached_for_ = nullptr;
+  mutable std::mutex cache_mutex_;
+  mutable uint64_t cached_for_ = 0;  // Graph::id() of the graph cached_graph_ was built from; 0: none
   mutable Graph cached_graph_;
 };
 
