@@ -32,17 +32,18 @@ ReduceResult<T> reduce_rows_ref(const std::vector<T>& values, int64_t C,
         continue;
       }
       if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
-        double fsum = 0, abs_sum = 0;
+        long double fsum = 0;  // wider than every T, so a double input still has an independent oracle
+        double abs_sum = 0;
         int64_t isum = 0;
         for (int64_t row : rows) {
           T v = values[row * C + c];
-          fsum += static_cast<double>(v);
+          fsum += static_cast<long double>(v);
           abs_sum += std::fabs(static_cast<double>(v));
           isum += static_cast<int64_t>(v);
         }
         const int64_t n = static_cast<int64_t>(rows.size());
         if constexpr (std::is_floating_point_v<T>) {
-          r.out[o] = static_cast<T>(op == ReduceOp::Sum ? fsum : fsum / static_cast<double>(n));
+          r.out[o] = static_cast<T>(op == ReduceOp::Sum ? fsum : fsum / static_cast<long double>(n));
           r.scale[o] = op == ReduceOp::Sum ? abs_sum : abs_sum / static_cast<double>(n);
         } else if constexpr (std::is_signed_v<T>) {
           r.out[o] = static_cast<T>(op == ReduceOp::Sum ? isum : isum / n);  // C++20: wraps mod 2^32

@@ -232,3 +232,71 @@ TEST(Monotone, WordMaximumMatchesReducerWithTiesNaNsAndSignedZeros) {
 
 }  // namespace
 }  // namespace edgewise::test
+
+namespace edgewise::test {
+namespace {
+
+double double_of(uint64_t u) {
+  double v;
+  std::memcpy(&v, &u, sizeof v);
+  return v;
+}
+uint64_t bits_of_double(double v) {
+  uint64_t u;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+// Doubles: random bit patterns (every binade, denormals, NaNs) plus the specials.
+std::vector<double> random_doubles(uint64_t salt, int n) {
+  auto rng = rng_for(salt);
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> v = {0.0, -0.0, inf, -inf, std::numeric_limits<double>::denorm_min(),
+                           -std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::max(),
+                           -std::numeric_limits<double>::max(), 1.0, 1.0 + 0x1p-52, -1.0,
+                           std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::quiet_NaN(),
+                           double_of(0x7FF0000000000001ull), double_of(0xFFFFFFFFFFFFFFFFull)};
+  for (int i = 0; i < n; ++i) v.push_back(double_of(rng()));
+  return v;
+}
+
+// The 64-bit keys of double (used by the two-pass double min/max scatter) preserve
+// order, merge -0/+0, give every NaN the top key, never give a number key 0, and
+// decode exactly except for the flagged zero/NaN classes.
+TEST(Monotone, DoubleKeysPreserveOrderAndDecode) {
+  static_assert(std::is_same_v<MonotoneKey<double>, uint64_t>);
+  auto v = random_doubles(121, 3000);
+  auto rng = rng_for(122);
+  for (int k = 0; k < 200000; ++k) {
+    const double a = v[rng() % v.size()], b = v[rng() % v.size()];
+    if (std::isnan(a) || std::isnan(b)) continue;
+    ASSERT_EQ(a < b, monotone_key(a) < monotone_key(b)) << a << " vs " << b;
+    ASSERT_EQ(a == b, monotone_key(a) == monotone_key(b)) << a << " vs " << b;
+    ASSERT_EQ(a > b, extremum_key<ReduceOp::Max>(a) > extremum_key<ReduceOp::Max>(b));
+    ASSERT_EQ(a < b, extremum_key<ReduceOp::Min>(a) > extremum_key<ReduceOp::Min>(b));
+  }
+  for (double x : v) {
+    bool amb_max = false, amb_min = false;
+    const double mx = extremum_value<ReduceOp::Max, double>(extremum_key<ReduceOp::Max>(x), amb_max);
+    const double mn = extremum_value<ReduceOp::Min, double>(extremum_key<ReduceOp::Min>(x), amb_min);
+    const bool merged = std::isnan(x) || x == 0.0;
+    EXPECT_EQ(amb_max, merged) << x;
+    EXPECT_EQ(amb_min, merged) << x;
+    if (std::isnan(x)) {
+      EXPECT_EQ(extremum_key<ReduceOp::Max>(x), top_key<double>());
+      EXPECT_EQ(extremum_key<ReduceOp::Min>(x), top_key<double>());
+    } else {
+      EXPECT_NE(extremum_key<ReduceOp::Max>(x), 0u);
+      EXPECT_NE(extremum_key<ReduceOp::Min>(x), 0u);
+      EXPECT_LT(extremum_key<ReduceOp::Max>(x), top_key<double>());
+      if (!merged) {
+        EXPECT_EQ(bits_of_double(mx), bits_of_double(x));
+        EXPECT_EQ(bits_of_double(mn), bits_of_double(x));
+      }
+    }
+  }
+  EXPECT_EQ(monotone_key(-0.0), monotone_key(0.0));
+}
+
+}  // namespace
+}  // namespace edgewise::test

@@ -37,15 +37,21 @@ std::pair<std::vector<T>, std::vector<int64_t>> run_scatter(Device device, const
   return {d_out.to_host_vector(), with_arg ? d_arg.to_host_vector() : std::vector<int64_t>{}};
 }
 
+// Default tolerances per element type (float vs a double oracle; double vs long double).
+template <class T>
+constexpr double kRtol = sizeof(T) == 8 ? 1e-12 : 2e-6;
+template <class T>
+constexpr double kAtol = sizeof(T) == 8 ? 1e-12 : 1e-6;
+
 template <class T, class I>
 void expect_matches_reference(Device device, const std::vector<T>& values, int64_t C, const std::vector<I>& index,
-                              int64_t S, ReduceOp op, const std::string& label, double rtol = 2e-6) {
+                              int64_t S, ReduceOp op, const std::string& label, double rtol = kRtol<T>) {
   SCOPED_TRACE(label + " op=" + std::string(to_string(op)) + " index=int" + std::to_string(8 * sizeof(I)));
   const bool extremum = has_arg(op);
   auto ref = reference::scatter_reduce_ref(values, C, index, S, op);
   auto [out, arg] = run_scatter(device, values, C, index, S, op, extremum);
   if (std::is_floating_point_v<T> && !extremum) {
-    EXPECT_TRUE(close_to(out, ref.out, ref.scale, rtol, 1e-6));
+    EXPECT_TRUE(close_to(out, ref.out, ref.scale, rtol, kAtol<T>));
   } else {
     EXPECT_TRUE(equal_exactly(out, ref.out));
   }
@@ -138,6 +144,70 @@ TEST_P(ScatterReduceTest, Int32MatchesReferenceInEveryRegime) {
 TEST_P(ScatterReduceTest, UInt32MatchesReferenceInEveryRegime) {
   sweep_regimes<uint32_t, int64_t>(device(), 5);
   sweep_regimes<uint32_t, int32_t>(device(), 6);
+}
+TEST_P(ScatterReduceTest, Float64MatchesReferenceInEveryRegime) {
+  sweep_regimes<double, int64_t>(device(), 51);
+  sweep_regimes<double, int32_t>(device(), 52);
+}
+
+// float64 accumulates in float64 and its min/max (64-bit keys: no packed word) keep
+// the lowest winning row: non-integer values, both CPU strategies, 1-3 threads, and
+// values float32 cannot tell apart.
+TEST_P(ScatterReduceTest, Float64KeepsDoublePrecisionAndTheLowestWinningRow) {
+  auto rng = rng_for(53);
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    for (auto [M, S] : {std::pair<int64_t, int64_t>{3000, 7}, {3000, 2500}}) {
+      for (int64_t C : {1, 2, 16, 67}) {
+        auto values = random_values<double>(rng, M * C, -1, 1);
+        for (int64_t k = 0; k < M * C; k += 5) values[k] = 0.25;  // many ties, some max/min candidates
+        auto index = make_index<int64_t>(rng, IndexRegime::PowerLaw, M, S);
+        for (ReduceOp op : kOps) {
+          expect_matches_reference(device(), values, C, index, S, op,
+                                   detail::concat("threads=", threads, " M=", M, " S=", S, " C=", C));
+        }
+      }
+    }
+  }
+  omp_set_num_threads(saved);
+  const double fine = 1.0 + 0x1p-40, finer = 1.0 + 0x1p-41;  // both 1.0f in float32
+  const std::vector<double> values = {finer, fine, fine, 1.0, finer};
+  const std::vector<int32_t> index = {0, 0, 0, 1, 1};
+  auto [mx, amx] = run_scatter(device(), values, 1, index, 2, ReduceOp::Max, true);
+  EXPECT_EQ(mx, (std::vector<double>{fine, finer}));
+  EXPECT_EQ(amx, (std::vector<int64_t>{1, 4})) << "the larger double, ties -> the lower row";
+  auto [mn, amn] = run_scatter(device(), values, 1, index, 2, ReduceOp::Min, true);
+  EXPECT_EQ(mn, (std::vector<double>{finer, 1.0}));
+  EXPECT_EQ(amn, (std::vector<int64_t>{0, 3}));
+  auto [sum, none] = run_scatter(device(), values, 1, index, 2, ReduceOp::Sum, false);
+  EXPECT_EQ(sum[1], 1.0 + finer);
+}
+
+// The double NaN / signed-zero rules match float's: NaN wins (the first one, bit for
+// bit), -0 == +0 with the lower row's bits written.
+TEST_P(ScatterReduceTest, Float64NaNAndSignedZerosComeOutBitForBit) {
+  uint64_t payload_bits = 0xFFF8000000001234ull;  // a negative quiet NaN with a payload
+  double payload_nan;
+  std::memcpy(&payload_nan, &payload_bits, sizeof payload_nan);
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> values = {-0.0, 0.0, 0.0, -0.0, 3.0, payload_nan, std::nan(""), -inf, -inf};
+  const std::vector<int64_t> index = {0, 0, 1, 1, 2, 2, 2, 3, 3};
+  for (ReduceOp op : {ReduceOp::Min, ReduceOp::Max}) {
+    for (bool with_arg : {true, false}) {
+      auto [out, arg] = run_scatter(device(), values, 1, index, 5, op, with_arg);
+      if (with_arg) {
+        EXPECT_EQ(arg, (std::vector<int64_t>{0, 2, 5, 7, -1}));
+      }
+      EXPECT_TRUE(std::signbit(out[0])) << "row 0 holds -0";
+      EXPECT_FALSE(std::signbit(out[1])) << "row 2 holds +0";
+      uint64_t got_bits;
+      std::memcpy(&got_bits, &out[2], sizeof got_bits);
+      EXPECT_EQ(got_bits, payload_bits) << "the first NaN (row 5), bit for bit";
+      EXPECT_EQ(out[3], -inf);
+      EXPECT_EQ(out[4], 0.0) << "an output no row reaches";
+    }
+  }
 }
 
 // Every specialised width and the generic one, M and S around warp/vector boundaries.

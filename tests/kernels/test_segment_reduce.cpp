@@ -35,16 +35,22 @@ std::pair<std::vector<T>, std::vector<int64_t>> run_segment_reduce(Device device
   return {d_out.to_host_vector(), with_arg ? d_arg.to_host_vector() : std::vector<int64_t>{}};
 }
 
+// Default tolerances per element type (float vs a double oracle; double vs long double).
+template <class T>
+constexpr double kRtol = sizeof(T) == 8 ? 1e-12 : 2e-6;
+template <class T>
+constexpr double kAtol = sizeof(T) == 8 ? 1e-12 : 1e-6;
+
 template <class T>
 void expect_matches_reference(Device device, const std::vector<T>& values, int64_t C,
                               const std::vector<int64_t>& offsets, ReduceOp op, const std::string& label,
-                              double rtol = 2e-6) {
+                              double rtol = kRtol<T>) {
   SCOPED_TRACE(label + " op=" + std::string(to_string(op)));
   const bool extremum = has_arg(op);
   auto ref = reference::segment_reduce_ref(values, C, offsets, op);
   auto [out, arg] = run_segment_reduce(device, values, C, offsets, op, extremum);
   if (std::is_floating_point_v<T> && !extremum) {
-    EXPECT_TRUE(close_to(out, ref.out, ref.scale, rtol, 1e-6));
+    EXPECT_TRUE(close_to(out, ref.out, ref.scale, rtol, kAtol<T>));
   } else {
     EXPECT_TRUE(equal_exactly(out, ref.out));
   }
@@ -77,6 +83,31 @@ void sweep_regimes(Device device, uint64_t salt) {
 TEST_P(SegmentReduceTest, FloatMatchesReferenceInEveryRegime) { sweep_regimes<float>(device(), 1); }
 TEST_P(SegmentReduceTest, Int32MatchesReferenceInEveryRegime) { sweep_regimes<int32_t>(device(), 2); }
 TEST_P(SegmentReduceTest, UInt32MatchesReferenceInEveryRegime) { sweep_regimes<uint32_t>(device(), 3); }
+TEST_P(SegmentReduceTest, Float64MatchesReferenceInEveryRegime) { sweep_regimes<double>(device(), 31); }
+
+// float64 accumulates in float64: non-integer values in every width (the CUDA
+// driver's two-double vector loads need C % 2 == 0), a hub cut into pieces, NaN,
+// ties and a value float32 cannot hold.
+TEST_P(SegmentReduceTest, Float64KeepsDoublePrecisionEverywhere) {
+  auto rng = rng_for(32);
+  for (int64_t C : {1, 2, 3, 4, 16, 129}) {
+    auto offsets = offsets_from_lengths(segment_lengths(rng, Regime::PowerLaw, 65, 9));
+    auto values = random_values<double>(rng, offsets.back() * C, -1, 1);
+    for (ReduceOp op : kOps) expect_matches_reference(device(), values, C, offsets, op, detail::concat("C=", C));
+  }
+  const int64_t hub = (int64_t{1} << 20) / 2 + 33;
+  auto offsets = offsets_from_lengths({3, hub, 0, 2});
+  auto values = random_values<double>(rng, offsets.back() * 2, -1, 1);
+  values[7] = std::numeric_limits<double>::quiet_NaN();
+  for (ReduceOp op : kOps) expect_matches_reference(device(), values, 2, offsets, op, "float64 hub", 1e-11);
+  const double fine = 1.0 + 0x1p-40;  // rounds to 1.0f in float32
+  const std::vector<double> ties = {fine, fine, -fine, 2.0, fine};
+  auto [mx, amx] = run_segment_reduce(device(), ties, 1, {0, 2, 5}, ReduceOp::Max, true);
+  EXPECT_EQ(mx, (std::vector<double>{fine, 2.0}));
+  EXPECT_EQ(amx, (std::vector<int64_t>{0, 3})) << "ties -> the lower row";
+  auto [sum, none] = run_segment_reduce(device(), ties, 1, {0, 2, 5}, ReduceOp::Sum, false);
+  EXPECT_EQ(sum[0], 2 * fine);
+}
 
 TEST_P(SegmentReduceTest, BoundarySizes) {
   auto rng = rng_for(4);

@@ -44,14 +44,15 @@ Csr<I> random_csr(std::mt19937_64& rng, Regime regime, int64_t S, int64_t N, int
   return g;
 }
 
+template <class T>
 struct SpmmResult {
-  std::vector<float> out;
+  std::vector<T> out;
   std::vector<int64_t> arg;
 };
 
 // Runs spmm on `device` with poisoned outputs; weights empty = unweighted.
-template <class I>
-SpmmResult run_spmm(Device device, const Csr<I>& g, const std::vector<float>& weights, const std::vector<float>& x,
+template <class I, class T>
+SpmmResult<T> run_spmm(Device device, const Csr<I>& g, const std::vector<T>& weights, const std::vector<T>& x,
                     int64_t C, ReduceOp op, bool with_arg, SpmmAlgorithm algorithm = SpmmAlgorithm::Auto,
                     const std::vector<int64_t>& weight_ids = {}) {
   const int64_t S = g.rows();
@@ -60,7 +61,7 @@ SpmmResult run_spmm(Device device, const Csr<I>& g, const std::vector<float>& we
   auto d_weights = to_device(weights, device);
   auto d_weight_ids = to_device(weight_ids, device);
   auto d_x = to_device(x, device);
-  auto d_out = poisoned<float>(S * C, device);
+  auto d_out = poisoned<T>(S * C, device);
   auto d_arg = poisoned<int64_t>(with_arg ? S * C : 0, device);
   MatrixView<int64_t> arg_view;
   if (with_arg) arg_view = MatrixView<int64_t>(d_arg.data(), S, C, device);
@@ -68,15 +69,22 @@ SpmmResult run_spmm(Device device, const Csr<I>& g, const std::vector<float>& we
   options.algorithm = algorithm;
   if (!weight_ids.empty()) options.weight_ids = d_weight_ids.view();
   Context ctx(device);
-  spmm<float, I>(d_offsets.view(), d_indices.view(), d_weights.view(), d_x.matrix(g.sources, C), op,
-                 d_out.matrix(S, C), arg_view, ctx, options);
+  spmm<T, I>(d_offsets.view(), d_indices.view(), d_weights.view(), d_x.matrix(g.sources, C), op,
+             d_out.matrix(S, C), arg_view, ctx, options);
   return {d_out.to_host_vector(), with_arg ? d_arg.to_host_vector() : std::vector<int64_t>{}};
 }
 
-template <class I>
-void expect_matches_reference(Device device, const Csr<I>& g, const std::vector<float>& weights,
-                              const std::vector<float>& x, int64_t C, ReduceOp op, const std::string& label,
-                              double rtol = 2e-6) {
+// Default tolerances per element type (float results vs a double oracle; double
+// results vs a long double oracle).
+template <class T>
+constexpr double kRtol = sizeof(T) == 8 ? 1e-12 : 2e-6;
+template <class T>
+constexpr double kAtol = sizeof(T) == 8 ? 1e-12 : 1e-6;
+
+template <class I, class T>
+void expect_matches_reference(Device device, const Csr<I>& g, const std::vector<T>& weights,
+                              const std::vector<T>& x, int64_t C, ReduceOp op, const std::string& label,
+                              double rtol = kRtol<T>) {
   SCOPED_TRACE(label + " op=" + std::string(to_string(op)) + (weights.empty() ? " unweighted" : " weighted") +
                " I=" + (sizeof(I) == 4 ? "int32" : "int64"));
   const bool extremum = has_arg(op);
@@ -88,11 +96,11 @@ void expect_matches_reference(Device device, const Csr<I>& g, const std::vector<
     auto no_arg = run_spmm(device, g, weights, x, C, op, false);
     EXPECT_TRUE(equal_exactly(no_arg.out, ref.out)) << "(min/max without arg)";
   } else {
-    EXPECT_TRUE(close_to(got.out, ref.out, ref.scale, rtol, 1e-6));
+    EXPECT_TRUE(close_to(got.out, ref.out, ref.scale, rtol, kAtol<T>));
   }
 }
 
-template <class I>
+template <class I, class T = float>
 void sweep_regimes(Device device, uint64_t salt) {
   auto rng = rng_for(salt);
   const Regime regimes[] = {Regime::Uniform, Regime::AllEmpty, Regime::AllSingleton,
@@ -101,13 +109,13 @@ void sweep_regimes(Device device, uint64_t salt) {
     for (int64_t C : kWidths) {
       auto g = random_csr<I>(rng, regime, 61, 150, 5);
       // Small integers make ties (and duplicate messages) frequent; weights keep them exact.
-      auto x = random_values<float>(rng, g.sources * C, -8, 8);
+      auto x = random_values<T>(rng, g.sources * C, -8, 8);
       for (auto& v : x) v = std::round(v);
-      auto weights = random_values<float>(rng, g.edges(), -2, 2);
+      auto weights = random_values<T>(rng, g.edges(), -2, 2);
       for (auto& w : weights) w = std::round(w * 2) / 2;
       for (ReduceOp op : kOps) {
         const std::string label = detail::concat("regime=", regime_name(regime), " C=", C);
-        expect_matches_reference(device, g, {}, x, C, op, label);
+        expect_matches_reference(device, g, std::vector<T>{}, x, C, op, label);
         expect_matches_reference(device, g, weights, x, C, op, label);
       }
     }
@@ -116,6 +124,30 @@ void sweep_regimes(Device device, uint64_t salt) {
 
 TEST_P(SpmmTest, Int32IndicesMatchReferenceInEveryRegimeAndWidth) { sweep_regimes<int32_t>(device(), 1); }
 TEST_P(SpmmTest, Int64IndicesMatchReferenceInEveryRegimeAndWidth) { sweep_regimes<int64_t>(device(), 2); }
+TEST_P(SpmmTest, Float64MatchesReferenceInEveryRegimeAndWidth) {
+  sweep_regimes<int32_t, double>(device(), 101);
+  sweep_regimes<int64_t, double>(device(), 102);
+}
+
+// float64 is computed in float64 throughout: non-integer inputs match a long double
+// oracle to 1e-12, and a value float32 cannot hold comes back unchanged.
+TEST_P(SpmmTest, Float64KeepsDoublePrecision) {
+  auto rng = rng_for(103);
+  for (int64_t C : {1, 2, 3, 16, 129}) {
+    auto g = random_csr<int32_t>(rng, Regime::PowerLaw, 80, 60, 6);
+    auto x = random_values<double>(rng, g.sources * C, -1, 1);
+    auto w = random_values<double>(rng, g.edges(), -1, 1);
+    for (ReduceOp op : kOps) {
+      expect_matches_reference(device(), g, w, x, C, op, detail::concat("float64 C=", C));
+    }
+  }
+  const double fine = 1.0 + 0x1p-40;  // rounds to 1.0f in float32
+  Csr<int64_t> one{{0, 1}, {0}, 1};
+  for (ReduceOp op : kOps) {
+    auto got = run_spmm(device(), one, std::vector<double>{1.0}, std::vector<double>{fine}, 1, op, false);
+    EXPECT_EQ(got.out[0], fine) << to_string(op);
+  }
+}
 
 TEST_P(SpmmTest, BoundarySizes) {
   auto rng = rng_for(3);
@@ -301,12 +333,12 @@ TEST_P(SpmmTest, ResultsAreBitwiseReproducibleAcrossThreadCounts) {
 
 // Runs the dL/dx helper for `op` (spmm_backward or spmm_arg_backward) over the transposed
 // CSR; `with_edge_ids` false passes weights in transposed order instead (sum/mean only).
-template <class I>
-std::vector<float> run_grad_x(Device device, const Csr<I>& g, const std::vector<float>& weights,
-                              const std::vector<float>& grad_out, const std::vector<int64_t>& arg, int64_t C,
-                              ReduceOp op, bool with_edge_ids = true) {
+template <class I, class T>
+std::vector<T> run_grad_x(Device device, const Csr<I>& g, const std::vector<T>& weights,
+                          const std::vector<T>& grad_out, const std::vector<int64_t>& arg, int64_t C,
+                          ReduceOp op, bool with_edge_ids = true) {
   auto t = reference::transpose_ref(g.offsets, g.indices, g.sources);
-  std::vector<float> w = weights;
+  std::vector<T> w = weights;
   if (!with_edge_ids && !weights.empty()) {
     for (size_t i = 0; i < t.edge_ids.size(); ++i) w[i] = weights[t.edge_ids[i]];
   }
@@ -317,57 +349,62 @@ std::vector<float> run_grad_x(Device device, const Csr<I>& g, const std::vector<
   auto d_grad_out = to_device(grad_out, device);
   auto d_offsets = to_device(g.offsets, device);
   auto d_arg = to_device(arg, device);
-  auto d_grad_x = poisoned<float>(g.sources * C, device);
+  auto d_grad_x = poisoned<T>(g.sources * C, device);
   VectorView<const int64_t> edge_ids = with_edge_ids ? VectorView<const int64_t>(d_t_edge_ids.view())
                                                      : VectorView<const int64_t>();
   Context ctx(device);
   if (has_arg(op)) {
-    spmm_arg_backward<float, I>(d_t_offsets.view(), d_t_indices.view(), edge_ids, d_weights.view(),
-                                d_grad_out.matrix(g.rows(), C), d_arg.matrix(g.rows(), C),
-                                d_grad_x.matrix(g.sources, C), ctx);
+    spmm_arg_backward<T, I>(d_t_offsets.view(), d_t_indices.view(), edge_ids, d_weights.view(),
+                            d_grad_out.matrix(g.rows(), C), d_arg.matrix(g.rows(), C),
+                            d_grad_x.matrix(g.sources, C), ctx);
   } else {
-    spmm_backward<float, I>(d_t_offsets.view(), d_t_indices.view(), edge_ids, d_weights.view(),
-                            d_grad_out.matrix(g.rows(), C), op, d_offsets.view(), d_grad_x.matrix(g.sources, C),
-                            ctx);
+    spmm_backward<T, I>(d_t_offsets.view(), d_t_indices.view(), edge_ids, d_weights.view(),
+                        d_grad_out.matrix(g.rows(), C), op, d_offsets.view(), d_grad_x.matrix(g.sources, C), ctx);
   }
   return d_grad_x.to_host_vector();
 }
 
-template <class I>
-std::vector<float> run_grad_w(Device device, const Csr<I>& g, const std::vector<float>& x,
-                              const std::vector<float>& grad_out, const std::vector<int64_t>& arg, int64_t C,
-                              ReduceOp op) {
+template <class I, class T>
+std::vector<T> run_grad_w(Device device, const Csr<I>& g, const std::vector<T>& x, const std::vector<T>& grad_out,
+                          const std::vector<int64_t>& arg, int64_t C, ReduceOp op) {
   auto d_offsets = to_device(g.offsets, device);
   auto d_indices = to_device(g.indices, device);
   auto d_x = to_device(x, device);
   auto d_grad_out = to_device(grad_out, device);
   auto d_arg = to_device(arg, device);
-  auto d_grad_w = poisoned<float>(g.edges(), device);
+  auto d_grad_w = poisoned<T>(g.edges(), device);
   MatrixView<const int64_t> arg_view;
   if (has_arg(op)) arg_view = d_arg.matrix(g.rows(), C);
   Context ctx(device);
-  spmm_weight_backward<float, I>(d_offsets.view(), d_indices.view(), d_x.matrix(g.sources, C),
-                                 d_grad_out.matrix(g.rows(), C), op, arg_view, d_grad_w.view(), ctx);
+  spmm_weight_backward<T, I>(d_offsets.view(), d_indices.view(), d_x.matrix(g.sources, C),
+                             d_grad_out.matrix(g.rows(), C), op, arg_view, d_grad_w.view(), ctx);
   return d_grad_w.to_host_vector();
 }
 
-std::vector<float> to_float(const std::vector<double>& v) { return {v.begin(), v.end()}; }
+template <class T>
+std::vector<T> to_type(const std::vector<double>& v) {
+  return {v.begin(), v.end()};
+}
 
-std::vector<float> absolute(std::vector<float> v) {
+template <class T>
+std::vector<T> absolute(std::vector<T> v) {
   for (auto& e : v) e = std::fabs(e);
   return v;
 }
 
-template <class I>
+// The backward oracles accumulate in double, so double results are held to 1e-12 of
+// the sum of |terms| (float: 1e-5).
+template <class I, class T = float>
 void check_backward(Device device, const Csr<I>& g, int64_t C, std::mt19937_64& rng, const std::string& label) {
-  auto x = random_values<float>(rng, g.sources * C, -1, 1);
-  auto w = random_values<float>(rng, g.edges(), -1, 1);
-  auto grad_out = random_values<float>(rng, g.rows() * C, -1, 1);
+  constexpr double rtol = sizeof(T) == 8 ? 1e-12 : 1e-5;
+  auto x = random_values<T>(rng, g.sources * C, -1, 1);
+  auto w = random_values<T>(rng, g.edges(), -1, 1);
+  auto grad_out = random_values<T>(rng, g.rows() * C, -1, 1);
   for (ReduceOp op : kOps) {
     for (bool weighted : {false, true}) {
       SCOPED_TRACE(label + " C=" + std::to_string(C) + " op=" + std::string(to_string(op)) +
                    (weighted ? " weighted" : " unweighted"));
-      const std::vector<float> weights = weighted ? w : std::vector<float>{};
+      const std::vector<T> weights = weighted ? w : std::vector<T>{};
       // The forward's arg (min/max) from the reference.
       auto fwd = reference::spmm_ref(g.offsets, g.indices, weights, x, C, op);
       auto want_x = reference::spmm_grad_x_ref(g.offsets, g.indices, weights, grad_out, fwd.arg, g.sources, C, op);
@@ -375,7 +412,7 @@ void check_backward(Device device, const Csr<I>& g, int64_t C, std::mt19937_64& 
       // Tolerances relative to the sum of |terms| (the same formula on absolute values).
       auto scale_x = reference::spmm_grad_x_ref(g.offsets, g.indices, absolute(weights), absolute(grad_out), fwd.arg,
                                                 g.sources, C, op);
-      EXPECT_TRUE(close_to(got_x, to_float(want_x), scale_x, 1e-5, 1e-6)) << "(grad_x)";
+      EXPECT_TRUE(close_to(got_x, to_type<T>(want_x), scale_x, rtol, kAtol<T>)) << "(grad_x)";
       if (!has_arg(op) && weighted) {
         auto got_t = run_grad_x(device, g, weights, grad_out, fwd.arg, C, op, /*with_edge_ids=*/false);
         EXPECT_TRUE(equal_exactly(got_t, got_x)) << "(weights in transposed order)";
@@ -383,7 +420,7 @@ void check_backward(Device device, const Csr<I>& g, int64_t C, std::mt19937_64& 
       auto want_w = reference::spmm_grad_w_ref(g.offsets, g.indices, x, grad_out, fwd.arg, C, op);
       auto got_w = run_grad_w(device, g, x, grad_out, fwd.arg, C, op);
       auto scale_w = reference::spmm_grad_w_ref(g.offsets, g.indices, absolute(x), absolute(grad_out), fwd.arg, C, op);
-      EXPECT_TRUE(close_to(got_w, to_float(want_w), scale_w, 1e-5, 1e-6)) << "(grad_w)";
+      EXPECT_TRUE(close_to(got_w, to_type<T>(want_w), scale_w, rtol, kAtol<T>)) << "(grad_w)";
     }
   }
 }
@@ -398,6 +435,17 @@ TEST_P(SpmmTest, BackwardMatchesDoublePrecisionScatterInEveryRegime) {
     }
   }
   check_backward(device(), random_csr<int64_t>(rng, Regime::PowerLaw, 70, 40, 6), 8, rng, "int64");
+}
+
+TEST_P(SpmmTest, Float64BackwardMatchesDoublePrecisionScatter) {
+  auto rng = rng_for(104);
+  for (Regime regime : {Regime::Uniform, Regime::OneHub, Regime::SparseEmpty}) {
+    for (int64_t C : {1, 2, 17}) {
+      check_backward<int32_t, double>(device(), random_csr<int32_t>(rng, regime, 50, 90, 4), C, rng,
+                                      regime_name(regime));
+    }
+  }
+  check_backward<int64_t, double>(device(), random_csr<int64_t>(rng, Regime::PowerLaw, 70, 40, 6), 8, rng, "int64");
 }
 
 // A source with more transposed edges than one piece: the transposed gather splits it.
@@ -500,6 +548,11 @@ TEST_P(SpmmTest, CuSparseAlgorithmComputesSumOnCudaOnly) {
   auto got64 = run_spmm(device(), g64, {}, x64, C, ReduceOp::Sum, false, SpmmAlgorithm::CuSparse);
   EXPECT_TRUE(close_to(got64.out, ref64.out, ref64.scale, 1e-5, 1e-6));
   EXPECT_THROW(run_spmm(device(), g, w, x, C, ReduceOp::Max, false, SpmmAlgorithm::CuSparse), std::invalid_argument);
+  auto xd = random_values<double>(rng, g.sources * C, -1, 1);
+  auto wd = random_values<double>(rng, g.edges(), -1, 1);
+  auto refd = reference::spmm_ref(g.offsets, g.indices, wd, xd, C, ReduceOp::Sum);
+  auto gotd = run_spmm(device(), g, wd, xd, C, ReduceOp::Sum, false, SpmmAlgorithm::CuSparse);
+  EXPECT_TRUE(close_to(gotd.out, refd.out, refd.scale, 1e-12, 1e-12)) << "(float64 through cuSPARSE)";
 }
 
 struct BadSpmm {

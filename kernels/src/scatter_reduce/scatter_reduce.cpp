@@ -96,6 +96,8 @@ void scatter_reduce(MatrixView<const T> values, VectorView<const I> index, Reduc
                                      MatrixView<int64_t>);
 EW_INSTANTIATE(float, int32_t)
 EW_INSTANTIATE(float, int64_t)
+EW_INSTANTIATE(double, int32_t)
+EW_INSTANTIATE(double, int64_t)
 EW_INSTANTIATE(int32_t, int32_t)
 EW_INSTANTIATE(int32_t, int64_t)
 EW_INSTANTIATE(uint32_t, int32_t)

@@ -2,10 +2,17 @@
 // range test and how an output element is written from what was accumulated.
 //
 // A "slot" is what an output element accumulates: Reducer's accumulator for
-// sum/mean (float, int64 or uint64), the packed word of monotone.hpp for
-// min/max. It starts at 0 either way (the sum identity and kPackedEmpty). The
-// CUDA driver updates slots with atomics; the CPU driver keeps min/max as a key
-// and a row and packs them into slots to merge and finalize.
+// sum/mean (float, double, int64 or uint64), the packed word of monotone.hpp for
+// min/max of 32-bit types. It starts at 0 either way (the sum identity and
+// kPackedEmpty). The CUDA driver updates slots with atomics; the CPU driver keeps
+// min/max as a key and a row.
+//
+// double min/max: a 64-bit key leaves no room for the row in one word, so both
+// drivers resolve it as a (key, row) pair: the larger key wins, equal keys go to
+// the lower row (extremum_pair_beats). The CPU folds rows in order into such a
+// pair; the CUDA driver runs two lock-free passes over the elements: an atomicMax
+// of the key per output, then an atomicMin of the row over the elements whose key
+// equals the winner (extremum_row_candidate), which is the same winner.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +56,33 @@ EW_HD_INLINE void slot_merge(Slot<Op, T>& slot, Slot<Op, T> other) {
   }
 }
 
+// Whether (key, row) beats (best_key, best_row) in a min/max: a larger key, or an
+// equal key and a lower row. Rows are unsigned, and "no row yet" is the largest
+// row value, so any real element beats an empty pair with the same key.
+template <class K, class Row>
+EW_HD_INLINE bool extremum_pair_beats(K key, Row row, K best_key, Row best_row) {
+  return key > best_key || (key == best_key && row < best_row);
+}
+
+// Second CUDA pass of double min/max: whether element `v` holds the winning key of
+// its output (so its row competes for the lowest row among the winners).
+template <ReduceOp Op, class T>
+EW_HD_INLINE bool extremum_row_candidate(T v, MonotoneKey<T> winning_key) {
+  return extremum_key<Op>(v) == winning_key;
+}
+
+// Writes a min/max output element from its winning key and row (row < 0: no row
+// came, so 0 and -1): the value decoded from the key, read back from the winning
+// row only for zeros and NaNs so that its bits are exact.
+template <ReduceOp Op, class T>
+EW_HD_INLINE void extremum_finalize(MonotoneKey<T> key, int64_t row, const T* values, int64_t cols, int64_t c,
+                                    T& out, int64_t& arg) {
+  bool ambiguous = false;
+  const T decoded = extremum_value<Op, T>(key, ambiguous);
+  out = row < 0 ? T(0) : ambiguous ? values[row * cols + c] : decoded;
+  arg = row;
+}
+
 // Writes output element (s, c) from its final slot. Sum/mean: Reducer::finalize
 // over `count` rows (mean only; sum passes any count > 0, its slot is 0 when no
 // row came). Min/max: the winning value, decoded from the key (a random read of
@@ -59,11 +93,7 @@ template <ReduceOp Op, class T>
 EW_HD_INLINE void slot_finalize(Slot<Op, T> slot, int64_t count, const T* values, int64_t cols, int64_t c,
                                 T& out, int64_t& arg) {
   if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
-    const int64_t row = packed_row(slot);
-    bool ambiguous = false;
-    const T decoded = extremum_value<Op, T>(packed_key(slot), ambiguous);
-    out = row < 0 ? T(0) : ambiguous ? values[row * cols + c] : decoded;
-    arg = row;
+    extremum_finalize<Op, T>(packed_key(slot), packed_row(slot), values, cols, c, out, arg);
   } else {
     out = Reducer<Op, T>::finalize(slot, count);
     arg = -1;

@@ -15,13 +15,13 @@
 // State per output element:
 //  - sum/mean: Reducer's accumulator (float, int64, uint64) and, for mean, a row
 //    count per output.
-//  - min/max: the 32-bit extremum_key of the best value so far and its row, in two
-//    arrays: 16 columns fit one vector of keys, where the packed 64-bit word
-//    would need widening and twice the vectors (measured ~1.2x slower). Rows
-//    reach a state in increasing order, so a strictly larger key wins and ties
-//    keep the lower row, as in Reducer. Partials merge and finalize through the
-//    packed word of common/monotone.hpp (slot_merge / slot_finalize, shared with
-//    the CUDA driver).
+//  - min/max: the extremum_key of the best value so far (32 bits; 64 for double)
+//    and its row, in two arrays: 16 float columns fit one vector of keys, where
+//    the packed 64-bit word would need widening and twice the vectors (measured
+//    ~1.2x slower). Rows reach a state in increasing order, so a strictly larger
+//    key wins and ties keep the lower row, as in Reducer. Partials merge by
+//    (key, row) (extremum_pair_beats) and finalize with extremum_finalize, both
+//    shared with the CUDA driver.
 // Widths are specialised at compile time. The partition is static, so results are
 // bitwise identical across runs with the same thread count.
 #include <omp.h>
@@ -101,22 +101,24 @@ struct SumState {
   }
 };
 
-// Min and max state: `partials` arrays of [S, C] keys and [S, C] rows.
+// Min and max state: `partials` arrays of [S, C] keys (MonotoneKey<T>: 32 bits, 64
+// for double) and [S, C] 32-bit rows.
 template <class T, ReduceOp Op, int W>
 struct ExtremumState {
+  using Key = MonotoneKey<T>;
   static constexpr uint32_t kNoRow = 0xFFFFFFFFu;  // above kPackedMaxRow: never a real row
-  static constexpr int64_t kStateBytes = 8;
+  static constexpr int64_t kStateBytes = sizeof(Key) + 4;
   static constexpr double kPartialsShare = 0.08;  // see choose_partials
-  uint32_t* keys;
+  Key* keys;
   uint32_t* rows;
   int64_t S, C;
 
   ExtremumState(Context& ctx, int64_t partials, int64_t segments, int64_t cols) : S(segments), C(cols) {
     ScratchLayout layout;
-    const std::size_t keys_at = layout.add<uint32_t>(partials * S * C);
+    const std::size_t keys_at = layout.add<Key>(partials * S * C);
     const std::size_t rows_at = layout.add<uint32_t>(partials * S * C);
     void* base = ctx.scratch(layout.bytes());
-    keys = ScratchLayout::at<uint32_t>(base, keys_at);
+    keys = ScratchLayout::at<Key>(base, keys_at);
     rows = ScratchLayout::at<uint32_t>(base, rows_at);
   }
   int64_t width() const { return W > 0 ? W : C; }
@@ -124,44 +126,40 @@ struct ExtremumState {
   // Key 0 is the smallest key, and row kNoRow marks "nothing yet" (key 0 is a
   // real key for integers, so the row decides).
   void clear(int64_t p, int64_t s_begin, int64_t s_end) {
-    std::fill(keys + (p * S + s_begin) * C, keys + (p * S + s_end) * C, 0u);
+    std::fill(keys + (p * S + s_begin) * C, keys + (p * S + s_end) * C, Key{0});
     std::fill(rows + (p * S + s_begin) * C, rows + (p * S + s_end) * C, kNoRow);
   }
   void prefetch(int64_t p, int64_t s) const {
-    prefetch_bytes(keys + (p * S + s) * C, width() * 4);
+    prefetch_bytes(keys + (p * S + s) * C, width() * static_cast<int64_t>(sizeof(Key)));
     prefetch_bytes(rows + (p * S + s) * C, width() * 4);
   }
 
   void fold(int64_t p, int64_t s, const T* __restrict x, int64_t r) {
-    uint32_t* __restrict k = keys + (p * S + s) * C;
+    Key* __restrict k = keys + (p * S + s) * C;
     uint32_t* __restrict rw = rows + (p * S + s) * C;
     const uint32_t row = static_cast<uint32_t>(r);
     const int64_t w = width();
 #pragma omp simd
     for (int64_t j = 0; j < w; ++j) {
-      const uint32_t key = extremum_key<Op>(x[j]);
+      const Key key = extremum_key<Op>(x[j]);
       // Floats never have key 0 (it would be a NaN bit pattern, and NaNs get the
       // top key), so "greater" alone also fills an empty state; for integers key 0
       // is real and an empty state is recognised by its row.
-      const bool take = std::is_same_v<T, float> ? key > k[j] : key > k[j] || (key == k[j] && rw[j] == kNoRow);
+      const bool take = std::is_floating_point_v<T> ? key > k[j] : key > k[j] || (key == k[j] && rw[j] == kNoRow);
       k[j] = take ? key : k[j];
       rw[j] = take ? row : rw[j];
     }
-  }
-  uint64_t word(int64_t p, int64_t i) const {
-    const int64_t at = p * S * C + i;
-    return rows[at] == kNoRow ? kPackedEmpty : pack_key_row(keys[at], rows[at]);
   }
   void merge(int64_t partials, int64_t s) {
     for (int64_t p = 1; p < partials; ++p) {
       for (int64_t j = 0; j < width(); ++j) {
         const int64_t i = s * C + j;
-        const uint64_t mine = word(0, i);
-        uint64_t best = mine;
-        slot_merge<Op, T>(best, word(p, i));  // the larger word: better value, or equal and lower row
-        if (best != mine) {
-          keys[i] = keys[p * S * C + i];
-          rows[i] = rows[p * S * C + i];
+        const int64_t other = p * S * C + i;
+        // The better value, or an equal one from a lower row; an empty partial
+        // (row kNoRow) never beats anything.
+        if (rows[other] != kNoRow && extremum_pair_beats(keys[other], rows[other], keys[i], rows[i])) {
+          keys[i] = keys[other];
+          rows[i] = rows[other];
         }
       }
     }
@@ -170,8 +168,10 @@ struct ExtremumState {
     T* o = out.row(s);
     int64_t* a = arg.present() ? arg.row(s) : nullptr;
     for (int64_t j = 0; j < width(); ++j) {
+      const int64_t i = s * C + j;
       int64_t row;
-      slot_finalize<Op, T>(word(0, s * C + j), 1, values, C, j, o[j], row);
+      extremum_finalize<Op, T>(keys[i], rows[i] == kNoRow ? -1 : static_cast<int64_t>(rows[i]), values, C, j, o[j],
+                               row);
       if (a) a[j] = row;
     }
   }
@@ -248,18 +248,18 @@ void run_owner(MatrixView<const T> values, VectorView<const I> index, MatrixView
 // the 2-core machine for C = 1, 16, 64: ~0.15 for sum/mean and ~0.08 for
 // min/max, whose state is twice as large and rewritten more. One thread: always
 // partials (one state, no merge, no scan overhead).
-template <class State>
+template <class State, class T>
 bool choose_partials(int64_t threads, int64_t M, int64_t C, int64_t S) {
   const double state = static_cast<double>(threads) * static_cast<double>(S) * static_cast<double>(C) *
                        static_cast<double>(State::kStateBytes);
-  const double input = static_cast<double>(M) * static_cast<double>(4 * C + 64);
+  const double input = static_cast<double>(M) * static_cast<double>(static_cast<int64_t>(sizeof(T)) * C + 64);
   return threads == 1 || state <= State::kPartialsShare * input;
 }
 
 template <class State, class T, class I>
 void run(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, MatrixView<int64_t> arg,
          Context& ctx) {
-  if (choose_partials<State>(omp_get_max_threads(), values.rows, values.cols, out.rows)) {
+  if (choose_partials<State, T>(omp_get_max_threads(), values.rows, values.cols, out.rows)) {
     run_partials<State>(values, index, out, arg, ctx);
   } else {
     run_owner<State>(values, index, out, arg, ctx);
@@ -320,6 +320,8 @@ int64_t first_bad_index_cpu(VectorView<const I> index, int64_t segments) {
                                          MatrixView<int64_t>, Context&);
 EW_INSTANTIATE(float, int32_t)
 EW_INSTANTIATE(float, int64_t)
+EW_INSTANTIATE(double, int32_t)
+EW_INSTANTIATE(double, int64_t)
 EW_INSTANTIATE(int32_t, int32_t)
 EW_INSTANTIATE(int32_t, int64_t)
 EW_INSTANTIATE(uint32_t, int32_t)

@@ -14,6 +14,13 @@
 //    common/monotone.hpp resolves value, NaN and tie (lower row) at once; the
 //    finalize kernel writes the winning row's value, read back from values, and
 //    the row. Hence the M <= 2^32 - 1 limit checked by scatter_reduce.cpp.
+//  - double min/max: the 64-bit key leaves no room for the row, so two lock-free
+//    passes: atomicMax of extremum_key per output, then, over the elements whose
+//    key equals the winner (extremum_row_candidate), atomicMin of the row. The
+//    winner is the one a fold in row order picks (the best value, ties and NaNs
+//    to the lower row), so results match the CPU bit for bit. Both passes read
+//    the values; a CAS loop on a 128-bit (key, row) pair was the alternative.
+//  - double sum/mean: atomicAdd(double*), native on sm_60+.
 // Index arithmetic is 64-bit throughout; zero-size launches are skipped.
 #include <cuda_runtime.h>
 
@@ -31,6 +38,7 @@ constexpr int kThreads = 256;
 // atomicAdd for every slot type (64-bit integers through unsigned long long:
 // two's-complement addition modulo 2^64 is the same for signed values).
 __device__ __forceinline__ void atomic_add(float* p, float v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(double* p, double v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(int32_t* p, int32_t v) {
   atomicAdd(reinterpret_cast<int*>(p), static_cast<int>(v));
 }
@@ -68,6 +76,50 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t r = i / cols;
     const int64_t s = static_cast<int64_t>(index[r]);
     atomicMax(words + s * cols + (i - r * cols), static_cast<unsigned long long>(slot_update<Op>(values[i], r)));
+  }
+}
+
+// double min/max, pass 1: keys[index[r] * C + c] = max(key, extremum_key(values[r, c])).
+template <ReduceOp Op, class T, class I>
+__global__ void __launch_bounds__(kThreads)
+    scatter_extremum_key_kernel(const T* __restrict__ values, const I* __restrict__ index, int64_t total,
+                                int64_t cols, unsigned long long* __restrict__ keys) {
+  for (int64_t i = detail::grid_thread_index(); i < total; i += detail::grid_thread_count()) {
+    const int64_t r = i / cols;
+    const int64_t s = static_cast<int64_t>(index[r]);
+    atomicMax(keys + s * cols + (i - r * cols), static_cast<unsigned long long>(extremum_key<Op>(values[i])));
+  }
+}
+
+// double min/max, pass 2: rows[o] = min(row) over the elements holding keys[o].
+template <ReduceOp Op, class T, class I>
+__global__ void __launch_bounds__(kThreads)
+    scatter_extremum_row_kernel(const T* __restrict__ values, const I* __restrict__ index, int64_t total,
+                                int64_t cols, const unsigned long long* __restrict__ keys,
+                                unsigned long long* __restrict__ rows) {
+  for (int64_t i = detail::grid_thread_index(); i < total; i += detail::grid_thread_count()) {
+    const int64_t r = i / cols;
+    const int64_t o = static_cast<int64_t>(index[r]) * cols + (i - r * cols);
+    if (extremum_row_candidate<Op>(values[i], static_cast<MonotoneKey<T>>(keys[o]))) {
+      atomicMin(rows + o, static_cast<unsigned long long>(r));
+    }
+  }
+}
+
+// double min/max: writes every output element from its key and row (~0: no row came).
+template <ReduceOp Op, class T>
+__global__ void __launch_bounds__(kThreads)
+    scatter_extremum_pair_finalize_kernel(const unsigned long long* __restrict__ keys,
+                                          const unsigned long long* __restrict__ rows,
+                                          const T* __restrict__ values, int64_t outputs, int64_t cols,
+                                          T* __restrict__ out, int64_t* __restrict__ arg) {
+  for (int64_t i = detail::grid_thread_index(); i < outputs; i += detail::grid_thread_count()) {
+    const int64_t row = rows[i] == ~0ull ? -1 : static_cast<int64_t>(rows[i]);
+    T value;
+    int64_t a;
+    extremum_finalize<Op, T>(static_cast<MonotoneKey<T>>(keys[i]), row, values, cols, i % cols, value, a);
+    out[i] = value;
+    if (arg != nullptr) arg[i] = a;
   }
 }
 
@@ -128,22 +180,54 @@ void launch_mean(MatrixView<const T> values, VectorView<const I> index, MatrixVi
   EW_CUDA_CHECK_LAUNCH(stream);
 }
 
+// double min/max: the two-pass (key, then row) scheme described at the top.
+template <ReduceOp Op, class T, class I>
+void launch_extremum_pair(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out,
+                          MatrixView<int64_t> arg, Context& ctx, cudaStream_t stream) {
+  const int64_t total = values.size();
+  const int64_t outputs = out.size();
+  ScratchLayout layout;
+  const size_t keys_at = layout.add<unsigned long long>(outputs);
+  const size_t rows_at = layout.add<unsigned long long>(outputs);
+  void* base = ctx.scratch(layout.bytes());
+  auto* d_keys = ScratchLayout::at<unsigned long long>(base, keys_at);
+  auto* d_rows = ScratchLayout::at<unsigned long long>(base, rows_at);
+  // Key 0 is below every double's key (extremum_key never gives 0 for a double).
+  EW_CUDA_CHECK(cudaMemsetAsync(d_keys, 0, static_cast<size_t>(outputs) * sizeof(unsigned long long), stream));
+  EW_CUDA_CHECK(cudaMemsetAsync(d_rows, 0xFF, static_cast<size_t>(outputs) * sizeof(unsigned long long), stream));
+  if (total > 0) {
+    scatter_extremum_key_kernel<Op, T, I><<<detail::grid_size(total, kThreads), kThreads, 0, stream>>>(
+        values.data, index.data, total, values.cols, d_keys);
+    EW_CUDA_CHECK_LAUNCH(stream);
+    scatter_extremum_row_kernel<Op, T, I><<<detail::grid_size(total, kThreads), kThreads, 0, stream>>>(
+        values.data, index.data, total, values.cols, d_keys, d_rows);
+    EW_CUDA_CHECK_LAUNCH(stream);
+  }
+  scatter_extremum_pair_finalize_kernel<Op, T><<<detail::grid_size(outputs, kThreads), kThreads, 0, stream>>>(
+      d_keys, d_rows, values.data, outputs, values.cols, out.data, arg.present() ? arg.data : nullptr);
+  EW_CUDA_CHECK_LAUNCH(stream);
+}
+
 template <ReduceOp Op, class T, class I>
 void launch_extremum(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out,
                      MatrixView<int64_t> arg, Context& ctx, cudaStream_t stream) {
-  const int64_t total = values.size();
-  const int64_t outputs = out.size();
-  auto* d_words = static_cast<unsigned long long*>(ctx.scratch(static_cast<size_t>(outputs) * sizeof(uint64_t)));
-  EW_CUDA_CHECK(cudaMemsetAsync(d_words, 0, static_cast<size_t>(outputs) * sizeof(uint64_t), stream));  // kPackedEmpty
-  if (total > 0) {
-    scatter_extremum_kernel<Op, T, I><<<detail::grid_size(total, kThreads), kThreads, 0, stream>>>(
-        values.data, index.data, total, values.cols, d_words);
+  if constexpr (sizeof(MonotoneKey<T>) == 8) {
+    return launch_extremum_pair<Op>(values, index, out, arg, ctx, stream);
+  } else {
+    const int64_t total = values.size();
+    const int64_t outputs = out.size();
+    auto* d_words = static_cast<unsigned long long*>(ctx.scratch(static_cast<size_t>(outputs) * sizeof(uint64_t)));
+    EW_CUDA_CHECK(cudaMemsetAsync(d_words, 0, static_cast<size_t>(outputs) * sizeof(uint64_t), stream));  // kPackedEmpty
+    if (total > 0) {
+      scatter_extremum_kernel<Op, T, I><<<detail::grid_size(total, kThreads), kThreads, 0, stream>>>(
+          values.data, index.data, total, values.cols, d_words);
+      EW_CUDA_CHECK_LAUNCH(stream);
+    }
+    scatter_finalize_kernel<Op, T><<<detail::grid_size(outputs, kThreads), kThreads, 0, stream>>>(
+        reinterpret_cast<const uint64_t*>(d_words), nullptr, values.data, outputs, values.cols, out.data,
+        arg.present() ? arg.data : nullptr);
     EW_CUDA_CHECK_LAUNCH(stream);
   }
-  scatter_finalize_kernel<Op, T><<<detail::grid_size(outputs, kThreads), kThreads, 0, stream>>>(
-      reinterpret_cast<const uint64_t*>(d_words), nullptr, values.data, outputs, values.cols, out.data,
-      arg.present() ? arg.data : nullptr);
-  EW_CUDA_CHECK_LAUNCH(stream);
 }
 
 }  // namespace
@@ -181,6 +265,8 @@ int64_t first_bad_index_cuda(VectorView<const I> index, int64_t segments, Contex
                                           MatrixView<int64_t>, Context&);
 EW_INSTANTIATE(float, int32_t)
 EW_INSTANTIATE(float, int64_t)
+EW_INSTANTIATE(double, int32_t)
+EW_INSTANTIATE(double, int64_t)
 EW_INSTANTIATE(int32_t, int32_t)
 EW_INSTANTIATE(int32_t, int64_t)
 EW_INSTANTIATE(uint32_t, int32_t)

@@ -283,6 +283,8 @@ void segment_reduce_cpu(MatrixView<const T> values, VectorView<const int64_t> of
 
 template void segment_reduce_cpu<float>(MatrixView<const float>, VectorView<const int64_t>, ReduceOp,
                                         MatrixView<float>, MatrixView<int64_t>, Context&);
+template void segment_reduce_cpu<double>(MatrixView<const double>, VectorView<const int64_t>, ReduceOp,
+                                         MatrixView<double>, MatrixView<int64_t>, Context&);
 template void segment_reduce_cpu<int32_t>(MatrixView<const int32_t>, VectorView<const int64_t>, ReduceOp,
                                           MatrixView<int32_t>, MatrixView<int64_t>, Context&);
 template void segment_reduce_cpu<uint32_t>(MatrixView<const uint32_t>, VectorView<const int64_t>,

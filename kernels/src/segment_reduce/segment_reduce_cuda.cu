@@ -258,8 +258,10 @@ template <class T, ReduceOp Op, bool kArg>
 void launch_op(MatrixView<const T> values, VectorView<const int64_t> offsets, MatrixView<T> out,
                MatrixView<int64_t> arg, Context& ctx) {
   const bool aligned16 = reinterpret_cast<uintptr_t>(values.data) % 16 == 0;
-  if (sizeof(T) == 4 && values.cols % 4 == 0 && aligned16) {
-    launch_vector<T, Op, kArg, 4>(values, offsets, out, arg, ctx);
+  // 16-byte loads: four 4-byte elements or two doubles per lane when rows allow.
+  constexpr int kVector = 16 / static_cast<int>(sizeof(T));
+  if (values.cols % kVector == 0 && aligned16) {
+    launch_vector<T, Op, kArg, kVector>(values, offsets, out, arg, ctx);
   } else {
     launch_vector<T, Op, kArg, 1>(values, offsets, out, arg, ctx);
   }
@@ -286,6 +288,8 @@ void segment_reduce_cuda(MatrixView<const T> values, VectorView<const int64_t> o
 
 template void segment_reduce_cuda<float>(MatrixView<const float>, VectorView<const int64_t>, ReduceOp,
                                          MatrixView<float>, MatrixView<int64_t>, Context&);
+template void segment_reduce_cuda<double>(MatrixView<const double>, VectorView<const int64_t>, ReduceOp,
+                                          MatrixView<double>, MatrixView<int64_t>, Context&);
 template void segment_reduce_cuda<int32_t>(MatrixView<const int32_t>, VectorView<const int64_t>, ReduceOp,
                                            MatrixView<int32_t>, MatrixView<int64_t>, Context&);
 template void segment_reduce_cuda<uint32_t>(MatrixView<const uint32_t>, VectorView<const int64_t>, ReduceOp,

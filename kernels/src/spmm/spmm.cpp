@@ -305,6 +305,8 @@ void spmm_weight_backward(VectorView<const int64_t> offsets, VectorView<const I>
                                            Context&);
 EW_INSTANTIATE(float, int32_t)
 EW_INSTANTIATE(float, int64_t)
+EW_INSTANTIATE(double, int32_t)
+EW_INSTANTIATE(double, int64_t)
 #undef EW_INSTANTIATE
 
 }  // namespace edgewise

@@ -352,6 +352,8 @@ void weight_backward_cpu(const int64_t* offsets, int64_t rows, int64_t edges, co
                                           const int64_t*, int64_t, ReduceOp, T*);
 EW_INSTANTIATE(float, int32_t)
 EW_INSTANTIATE(float, int64_t)
+EW_INSTANTIATE(double, int32_t)
+EW_INSTANTIATE(double, int64_t)
 #undef EW_INSTANTIATE
 
 }  // namespace edgewise::spmm_detail

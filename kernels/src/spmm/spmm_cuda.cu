@@ -249,8 +249,10 @@ template <class T, ReduceOp Op, bool kArg, class Source>
 void launch_op(const Source& source, const RowsOut<T>& dest, Context& ctx) {
   EW_CUDA_CHECK(cudaSetDevice(ctx.device().index));
   const bool aligned16 = reinterpret_cast<uintptr_t>(source.rows_base()) % 16 == 0;
-  if (sizeof(T) == 4 && dest.cols % 4 == 0 && aligned16) {
-    launch_vector<T, Op, kArg, 4>(source, dest, ctx);
+  // 16-byte loads: four floats or two doubles per lane when rows allow.
+  constexpr int kVector = 16 / static_cast<int>(sizeof(T));
+  if (dest.cols % kVector == 0 && aligned16) {
+    launch_vector<T, Op, kArg, kVector>(source, dest, ctx);
   } else {
     launch_vector<T, Op, kArg, 1>(source, dest, ctx);
   }
@@ -344,10 +346,13 @@ int64_t first_out_of_range_cuda(const I* values, int64_t n, int64_t limit, Conte
   template void gather_reduce_cuda<T, I>(const GatherRows<T, I>&, const RowsOut<T>&, ReduceOp, Context&);         \
   template void gather_reduce_cuda<T, I>(const ArgGradRows<T, I>&, const RowsOut<T>&, ReduceOp, Context&);        \
   template void weight_backward_cuda<T, I>(const int64_t*, int64_t, int64_t, const I*, const T*, const T*,      \
-                                           const int64_t*, int64_t, ReduceOp, T*, Context&);                     \
-  template int64_t first_out_of_range_cuda<I>(const I*, int64_t, int64_t, Context&);
+                                           const int64_t*, int64_t, ReduceOp, T*, Context&);
 EW_INSTANTIATE(float, int32_t)
 EW_INSTANTIATE(float, int64_t)
+EW_INSTANTIATE(double, int32_t)
+EW_INSTANTIATE(double, int64_t)
 #undef EW_INSTANTIATE
+template int64_t first_out_of_range_cuda<int32_t>(const int32_t*, int64_t, int64_t, Context&);
+template int64_t first_out_of_range_cuda<int64_t>(const int64_t*, int64_t, int64_t, Context&);
 
 }  // namespace edgewise::spmm_detail

@@ -108,7 +108,8 @@ __global__ void offsets_to_int32_kernel(const int64_t* __restrict__ offsets, int
 
 template <class T, class I>
 void spmm_cusparse(const GatherRows<T, I>& source, const RowsOut<T>& dest, int64_t source_rows, Context& ctx) {
-  static_assert(std::is_same_v<T, float>, "the cuSPARSE path is float32");
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "the cuSPARSE path is float32 or float64");
+  constexpr cudaDataType kValueType = std::is_same_v<T, double> ? CUDA_R_64F : CUDA_R_32F;
   constexpr bool k32 = sizeof(I) == 4;
   const int64_t S = dest.rows, C = dest.cols, E = dest.edges, N = source_rows;
   if (E == 0) {  // nothing to multiply: the native kernel writes the zeros
@@ -129,7 +130,7 @@ void spmm_cusparse(const GatherRows<T, I>& source, const RowsOut<T>& dest, int64
   const size_t values_at = layout.add<T>(direct_values ? 0 : E);
   const size_t fixed_bytes = layout.bytes();
   const cusparseIndexType_t index_type = k32 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
-  const float alpha = 1.0f, beta = 0.0f;
+  const T alpha = T(1), beta = T(0);
 
   Descriptors d;
   auto describe = [&](void* base) {
@@ -139,9 +140,9 @@ void spmm_cusparse(const GatherRows<T, I>& source, const RowsOut<T>& dest, int64
     const void* values = direct_values ? static_cast<const void*>(scale.weights)
                                        : static_cast<const void*>(ScratchLayout::at<T>(base, values_at));
     EW_CUSPARSE_CHECK(cusparseCreateConstCsr(&d.a, S, N, E, row_offsets, source.indices, values, index_type,
-                                             index_type, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
-    EW_CUSPARSE_CHECK(cusparseCreateConstDnMat(&d.b, N, C, C, source.x, CUDA_R_32F, CUSPARSE_ORDER_ROW));
-    EW_CUSPARSE_CHECK(cusparseCreateDnMat(&d.c, S, C, C, dest.out, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+                                             index_type, CUSPARSE_INDEX_BASE_ZERO, kValueType));
+    EW_CUSPARSE_CHECK(cusparseCreateConstDnMat(&d.b, N, C, C, source.x, kValueType, CUSPARSE_ORDER_ROW));
+    EW_CUSPARSE_CHECK(cusparseCreateDnMat(&d.c, S, C, C, dest.out, kValueType, CUSPARSE_ORDER_ROW));
   };
 
   // The workspace size depends on the descriptors, whose pointers depend on the scratch:
@@ -150,7 +151,7 @@ void spmm_cusparse(const GatherRows<T, I>& source, const RowsOut<T>& dest, int64
   describe(base);
   size_t work_bytes = 0;
   EW_CUSPARSE_CHECK(cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                            &alpha, d.a, d.b, &beta, d.c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT,
+                                            &alpha, d.a, d.b, &beta, d.c, kValueType, CUSPARSE_SPMM_ALG_DEFAULT,
                                             &work_bytes));
   const size_t work_at = layout.add<std::byte>(static_cast<int64_t>(work_bytes));
   void* grown = ctx.scratch(layout.bytes());
@@ -170,7 +171,7 @@ void spmm_cusparse(const GatherRows<T, I>& source, const RowsOut<T>& dest, int64
     EW_CUDA_CHECK_LAUNCH(stream);
   }
   EW_CUSPARSE_CHECK(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
-                                 d.a, d.b, &beta, d.c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT,
+                                 d.a, d.b, &beta, d.c, kValueType, CUSPARSE_SPMM_ALG_DEFAULT,
                                  work_bytes > 0 ? ScratchLayout::at<std::byte>(base, work_at) : nullptr));
 }
 
@@ -178,5 +179,9 @@ template void spmm_cusparse<float, int32_t>(const GatherRows<float, int32_t>&, c
                                             Context&);
 template void spmm_cusparse<float, int64_t>(const GatherRows<float, int64_t>&, const RowsOut<float>&, int64_t,
                                             Context&);
+template void spmm_cusparse<double, int32_t>(const GatherRows<double, int32_t>&, const RowsOut<double>&, int64_t,
+                                             Context&);
+template void spmm_cusparse<double, int64_t>(const GatherRows<double, int64_t>&, const RowsOut<double>&, int64_t,
+                                             Context&);
 
 }  // namespace edgewise::spmm_detail

@@ -11,7 +11,7 @@ namespace edgewise {
 
 // Sizes: M rows of C features (C >= 1), S outputs (segments).
 //
-// values [M, C]  float, int32_t or uint32_t.
+// values [M, C]  float, double, int32_t or uint32_t.
 // index  [M]     int32_t or int64_t, in any order; row r goes to output index[r],
 //                which must lie in [0, S). Needs no sorting (segment_reduce is the
 //                path for rows already grouped by output).
@@ -28,7 +28,10 @@ namespace edgewise {
 // Limits: min and max (with or without arg) resolve value and row in one 64-bit
 // word, (order-preserving key << 32) | ~row (common/monotone.hpp), on both
 // devices, so they need M <= 2^32 - 1; a larger M is rejected with
-// std::invalid_argument (no fallback).
+// std::invalid_argument (no fallback). double keeps the same limit (its CPU state
+// stores rows in 32 bits); its 64-bit key does not fit the word, so CUDA resolves
+// double min/max in two passes (atomicMax of the key, then atomicMin of the row
+// among the elements holding the winning key) with the same result.
 //
 // Reproducibility:
 //  - integer sum/mean and every min/max (value and arg): identical on every run,
@@ -36,8 +39,8 @@ namespace edgewise {
 //    of a min/max does not depend on the order elements arrive in).
 //  - float sum/mean on CPU: bitwise identical across runs with the same number of
 //    OpenMP threads (static partition of rows, partials merged in thread order);
-//    a different thread count may change the last bits.
-//  - float sum/mean on CUDA: one atomicAdd per element, so the order and the last
+//    a different thread count may change the last bits (double likewise).
+//  - float/double sum/mean on CUDA: one atomicAdd per element, so the order and the last
 //    bits vary from run to run. Use segment_reduce when that matters.
 //
 // All views must live on ctx.device(). With ctx.validate (the default) every
@@ -61,6 +64,8 @@ void scatter_reduce(MatrixView<const T> values, VectorView<const I> index, Reduc
                                             MatrixView<int64_t>);
 EW_SCATTER_REDUCE_EXTERN(float, int32_t)
 EW_SCATTER_REDUCE_EXTERN(float, int64_t)
+EW_SCATTER_REDUCE_EXTERN(double, int32_t)
+EW_SCATTER_REDUCE_EXTERN(double, int64_t)
 EW_SCATTER_REDUCE_EXTERN(int32_t, int32_t)
 EW_SCATTER_REDUCE_EXTERN(int32_t, int64_t)
 EW_SCATTER_REDUCE_EXTERN(uint32_t, int32_t)

@@ -11,11 +11,11 @@ namespace edgewise {
 
 // Sizes: M rows of C features (C >= 1), S segments.
 //
-// values  [M, C]   float, int32_t or uint32_t.
+// values  [M, C]   float, double, int32_t or uint32_t.
 // offsets [S + 1]  int64; offsets[0] == 0, offsets[S] == M, nondecreasing. Segment s
 //                  owns rows [offsets[s], offsets[s+1]); equal neighbours = empty segment.
 // out     [S, C]   overwritten: out[s, c] = op over rows r of segment s of values[r, c].
-//                  sum/mean of float accumulate in float in a fixed order, so a result is
+//                  sum/mean of float (double) accumulate in float (double) in a fixed order, so a result is
 //                  bitwise identical across runs and thread counts on the same device;
 //                  int32 sums accumulate in int64 and wrap on output; integer means truncate.
 //                  An empty segment writes 0.
@@ -37,6 +37,8 @@ void segment_reduce(MatrixView<const T> values, VectorView<const int64_t> offset
 
 extern template void segment_reduce<float>(MatrixView<const float>, VectorView<const int64_t>,
                                            ReduceOp, MatrixView<float>, MatrixView<int64_t>, Context&);
+extern template void segment_reduce<double>(MatrixView<const double>, VectorView<const int64_t>,
+                                            ReduceOp, MatrixView<double>, MatrixView<int64_t>, Context&);
 extern template void segment_reduce<int32_t>(MatrixView<const int32_t>, VectorView<const int64_t>,
                                              ReduceOp, MatrixView<int32_t>, MatrixView<int64_t>,
                                              Context&);
@@ -45,6 +47,8 @@ extern template void segment_reduce<uint32_t>(MatrixView<const uint32_t>, Vector
                                               Context&);
 extern template void segment_reduce<float>(MatrixView<const float>, VectorView<const int64_t>,
                                            ReduceOp, MatrixView<float>, MatrixView<int64_t>);
+extern template void segment_reduce<double>(MatrixView<const double>, VectorView<const int64_t>,
+                                            ReduceOp, MatrixView<double>, MatrixView<int64_t>);
 extern template void segment_reduce<int32_t>(MatrixView<const int32_t>, VectorView<const int64_t>,
                                              ReduceOp, MatrixView<int32_t>, MatrixView<int64_t>);
 extern template void segment_reduce<uint32_t>(MatrixView<const uint32_t>, VectorView<const int64_t>,

@@ -18,9 +18,10 @@ namespace edgewise {
 // offsets [S + 1]  int64; offsets[0] == 0, offsets[S] == E, nondecreasing. The edges of
 //                  destination row v are the CSR positions e in [offsets[v], offsets[v+1]).
 // indices [E]      int32 or int64: src_e, the source row of edge e, in [0, N).
-// weights          optional (a default-constructed view = every weight 1): w_e, float.
+// weights          optional (a default-constructed view = every weight 1): w_e, of x's type.
 //                  [E] in CSR order, or any length W with options.weight_ids (below).
-// x       [N, C]   the source features.
+// x       [N, C]   the source features: float or double (T; weights, out and every
+//                  gradient below have the same type).
 // out     [S, C]   overwritten: out[v, c] = op over e in seg(v) of w_e * x[src_e, c].
 //                  Exactly segment_reduce (same Reducer, same rules) applied to the
 //                  messages m_e = w_e * x[src_e] — but the [E, C] message matrix is
@@ -132,6 +133,8 @@ void spmm_weight_backward(VectorView<const int64_t> offsets, VectorView<const I>
                                                   MatrixView<const int64_t>, VectorView<T>, Context&);
 EW_SPMM_DECLARE(float, int32_t)
 EW_SPMM_DECLARE(float, int64_t)
+EW_SPMM_DECLARE(double, int32_t)
+EW_SPMM_DECLARE(double, int64_t)
 #undef EW_SPMM_DECLARE
 
 }  // namespace edgewise

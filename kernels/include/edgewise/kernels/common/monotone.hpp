@@ -1,5 +1,10 @@
-// Order-preserving float/int32/uint32 -> uint32 keys and the packed
-// (key << 32) | ~row word that resolves min/max + arg in one 64-bit max (EW_HD).
+// Order-preserving float/int32/uint32 -> uint32 and double -> uint64 keys, and the
+// packed (key << 32) | ~row word that resolves min/max + arg in one 64-bit max (EW_HD).
+//
+// A double's key already fills 64 bits, so it cannot share a word with its row:
+// scatter_reduce resolves double min/max in two passes instead (keep the largest
+// key; then, among the elements whose key equals it, the lowest row). Everything
+// below that does not mention the packed word holds for double too.
 //
 // The packed word follows Reducer<Min|Max, T> exactly (reducer.hpp), so a
 // reduction that keeps the largest word over its elements finds the same winner
@@ -39,6 +44,36 @@ EW_HD_INLINE uint32_t float_bits(float v) {
 #endif
 }
 
+EW_HD_INLINE uint64_t double_bits(double v) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint64_t>(__double_as_longlong(v));
+#else
+  uint64_t u;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+#endif
+}
+
+EW_HD_INLINE double double_from_bits(uint64_t u) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(u));
+#else
+  double v;
+  std::memcpy(&v, &u, sizeof v);
+  return v;
+#endif
+}
+
+// The key type of T: 32 bits for float, int32 and uint32, 64 bits for double.
+template <class T>
+using MonotoneKey = std::conditional_t<std::is_same_v<T, double>, uint64_t, uint32_t>;
+
+// The largest key (given to every NaN by extremum_key).
+template <class T>
+EW_HD_INLINE constexpr MonotoneKey<T> top_key() {
+  return static_cast<MonotoneKey<T>>(~MonotoneKey<T>{0});
+}
+
 EW_HD_INLINE float float_from_bits(uint32_t u) {
 #if defined(__CUDA_ARCH__)
   return __uint_as_float(u);
@@ -53,10 +88,16 @@ EW_HD_INLINE float float_from_bits(uint32_t u) {
 // (floats: -0 and +0 both map to the key of +0). NaN is not ordered here; see
 // extremum_key. Floats: flip every bit of negatives, set the sign bit of positives.
 template <class T>
-EW_HD_INLINE uint32_t monotone_key(T v) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>,
-                "monotone_key: float, int32_t or uint32_t");
-  if constexpr (std::is_same_v<T, float>) {
+EW_HD_INLINE MonotoneKey<T> monotone_key(T v) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
+                    std::is_same_v<T, uint32_t>,
+                "monotone_key: float, double, int32_t or uint32_t");
+  if constexpr (std::is_same_v<T, double>) {
+    uint64_t u = double_bits(v);
+    u = u == 0x8000000000000000ull ? 0ull : u;  // -0 -> +0
+    const uint64_t flip = static_cast<uint64_t>(static_cast<int64_t>(u) >> 63) | 0x8000000000000000ull;
+    return u ^ flip;
+  } else if constexpr (std::is_same_v<T, float>) {
     uint32_t u = float_bits(v);
     u = u == 0x80000000u ? 0u : u;  // -0 -> +0
     const uint32_t flip = static_cast<uint32_t>(static_cast<int32_t>(u) >> 31) | 0x80000000u;
@@ -70,8 +111,10 @@ EW_HD_INLINE uint32_t monotone_key(T v) {
 
 // Inverse of monotone_key on its image (-0 comes back as +0).
 template <class T>
-EW_HD_INLINE T monotone_value(uint32_t key) {
-  if constexpr (std::is_same_v<T, float>) {
+EW_HD_INLINE T monotone_value(MonotoneKey<T> key) {
+  if constexpr (std::is_same_v<T, double>) {
+    return double_from_bits((key & 0x8000000000000000ull) ? (key & 0x7FFFFFFFFFFFFFFFull) : ~key);
+  } else if constexpr (std::is_same_v<T, float>) {
     return float_from_bits((key & 0x80000000u) ? (key & 0x7FFFFFFFu) : ~key);
   } else if constexpr (std::is_same_v<T, int32_t>) {
     return static_cast<int32_t>(key ^ 0x80000000u);
@@ -82,12 +125,17 @@ EW_HD_INLINE T monotone_value(uint32_t key) {
 
 // The key a min or max keeps the largest of: monotone_key for max, its
 // complement for min (so the smallest value has the largest key), and
-// 0xFFFFFFFF for NaN in both, which therefore beats every number.
+// top_key() for NaN in both, which therefore beats every number. A float or
+// double key is never 0 (only a NaN bit pattern could map there), so 0 can
+// mean "nothing yet" for them.
 template <ReduceOp Op, class T>
-EW_HD_INLINE uint32_t extremum_key(T v) {
+EW_HD_INLINE MonotoneKey<T> extremum_key(T v) {
   static_assert(Op == ReduceOp::Min || Op == ReduceOp::Max, "extremum_key: min or max");
-  const uint32_t key = Op == ReduceOp::Max ? monotone_key(v) : ~monotone_key(v);
-  if constexpr (std::is_same_v<T, float>) {
+  const MonotoneKey<T> key = Op == ReduceOp::Max ? monotone_key(v) : static_cast<MonotoneKey<T>>(~monotone_key(v));
+  if constexpr (std::is_same_v<T, double>) {
+    const bool nan = (double_bits(v) & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull;
+    return nan ? top_key<T>() : key;
+  } else if constexpr (std::is_same_v<T, float>) {
     const bool nan = (float_bits(v) & 0x7FFFFFFFu) > 0x7F800000u;
     return nan ? 0xFFFFFFFFu : key;
   } else {
@@ -110,18 +158,22 @@ EW_HD_INLINE int64_t packed_row(uint64_t word) {
 // NaN (any sign and payload); for those `ambiguous` is set and the caller reads
 // the value back from the winning row when it needs the exact bits.
 template <ReduceOp Op, class T>
-EW_HD_INLINE T extremum_value(uint32_t key, bool& ambiguous) {
-  if constexpr (std::is_same_v<T, float>) {
-    ambiguous = key == 0xFFFFFFFFu || key == (Op == ReduceOp::Max ? 0x80000000u : 0x7FFFFFFFu);
+EW_HD_INLINE T extremum_value(MonotoneKey<T> key, bool& ambiguous) {
+  using K = MonotoneKey<T>;
+  if constexpr (std::is_floating_point_v<T>) {
+    constexpr K kSign = K{1} << (8 * sizeof(K) - 1);  // the key of +0 (and -0) for max
+    ambiguous = key == top_key<T>() || key == (Op == ReduceOp::Max ? kSign : static_cast<K>(~kSign));
   } else {
     ambiguous = false;
   }
-  return monotone_value<T>(Op == ReduceOp::Max ? key : ~key);
+  return monotone_value<T>(Op == ReduceOp::Max ? key : static_cast<K>(~key));
 }
 
-// The word element `v` of row `row` contributes to a min (Op == Min) or max.
+// The word element `v` of row `row` contributes to a min (Op == Min) or max
+// (32-bit keys only).
 template <ReduceOp Op, class T>
 EW_HD_INLINE uint64_t extremum_word(T v, int64_t row) {
+  static_assert(sizeof(MonotoneKey<T>) == 4, "extremum_word: a 64-bit key leaves no room for the row");
   return pack_key_row(extremum_key<Op>(v), row);
 }
 
