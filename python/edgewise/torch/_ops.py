@@ -166,7 +166,8 @@ def csr_from_edge_index(
     """(offsets, sources, edge_ids) grouped by destination and (t_offsets, t_targets,
     t_edge_ids) grouped by source; edge_ids: input position of each CSR edge,
     t_edge_ids: CSR position of each transposed edge."""
-    ei = _bridge.to_engine(edge_index)
+    # Built on the host (once per graph; the Graph binding takes NumPy), then moved.
+    ei = edge_index.detach().cpu().contiguous().numpy()
     by_dst = _bridge._edgewise.Graph(ei, num_nodes)
     by_src = _bridge._edgewise.Graph(ei[::-1], num_nodes)
     offsets, sources, edge_ids = (_bridge.from_engine(a) for a in (by_dst.offsets(), by_dst.sources(), by_dst.edge_ids()))
