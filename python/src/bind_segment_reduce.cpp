@@ -1,9 +1,8 @@
-// Python binding of segment_reduce.
-#include <pybind11/numpy.h>
+// Python binding of segment_reduce (NumPy or DLPack arrays, CPU or CUDA; array_interop.hpp).
 #include <pybind11/pybind11.h>
 
+#include "array_interop.hpp"
 #include "edgewise/kernels/segment_reduce.hpp"
-#include "numpy_interop.hpp"
 
 namespace edgewise::python {
 
@@ -12,40 +11,45 @@ namespace {
 constexpr const char* kOp = "segment_reduce";
 
 template <class T>
-py::object segment_reduce_typed(const py::array& values_in, const py::array_t<int64_t, py::array::c_style>& offsets,
-                                ReduceOp op, bool return_arg) {
-  auto values = as_contiguous<T>(values_in);
-  MatrixView<const T> v = matrix_of(values, kOp, "values");
-  VectorView<const int64_t> off = vector_of(offsets, kOp, "offsets");
+py::object segment_reduce_typed(Call& call, const Array& values, const Array& offsets, ReduceOp op,
+                                bool return_arg) {
+  MatrixView<const T> v = values.matrix<T>(kOp, "values");
+  VectorView<const int64_t> off = offsets.vector<int64_t>(kOp, "offsets");
   EW_REQUIRE(off.size >= 1, kOp, ": offsets must have at least one element (got 0)");
   const int64_t S = off.size - 1;
   const bool one_d = values.ndim() == 1;
-  py::array_t<T> out = one_d ? new_array<T>({S}) : new_array<T>({S, v.cols});
-  py::array_t<int64_t> arg;
+  std::vector<int64_t> shape = one_d ? std::vector<int64_t>{S} : std::vector<int64_t>{S, v.cols};
+  Array out = call.empty<T>(shape);
+  std::optional<Array> arg;
   MatrixView<int64_t> arg_view;
-  EW_REQUIRE(!return_arg || has_arg(op), kOp, ": return_arg is only defined for min and max (op is ",
-             to_string(op), ")");
   if (return_arg) {
-    arg = one_d ? new_array<int64_t>({S}) : new_array<int64_t>({S, v.cols});
-    arg_view = mutable_matrix_of(arg, S, v.cols);
+    arg = call.empty<int64_t>(shape);
+    arg_view = MatrixView<int64_t>(static_cast<int64_t*>(arg->data), S, v.cols, arg->device);
   }
-  MatrixView<T> out_view = mutable_matrix_of(out, S, v.cols);
+  MatrixView<T> out_view(static_cast<T*>(out.data), S, v.cols, out.device);
+  Context& ctx = call.context();
   {
     py::gil_scoped_release release;
-    segment_reduce<T>(v, off, op, out_view, arg_view);
+    segment_reduce<T>(v, off, op, out_view, arg_view, ctx);
   }
-  if (return_arg) return py::make_tuple(out, arg);
-  return out;
+  if (return_arg) return py::make_tuple(call.result(out), call.result(*arg));
+  return call.result(out);
 }
 
-py::object segment_reduce_py(const py::array& values, const py::array& offsets, const std::string& op,
+py::object segment_reduce_py(const py::object& values_in, const py::object& offsets_in, const std::string& op,
                              bool return_arg) {
   const ReduceOp reduce = parse_reduce_op(op);
-  auto off = as_int64(offsets, kOp, "offsets");
-  if (has_dtype<float>(values)) return segment_reduce_typed<float>(values, off, reduce, return_arg);
-  if (has_dtype<int32_t>(values)) return segment_reduce_typed<int32_t>(values, off, reduce, return_arg);
-  if (has_dtype<uint32_t>(values)) return segment_reduce_typed<uint32_t>(values, off, reduce, return_arg);
-  detail::throw_invalid_argument(kOp, ": values must be float32, int32 or uint32 (got ", dtype_name(values), ")");
+  EW_REQUIRE(!return_arg || has_arg(reduce), kOp, ": return_arg is only defined for min and max (op is ",
+             to_string(reduce), ")");
+  Call call(kOp);
+  Array values = call.array(values_in, "values");
+  Array offsets = call.int64s(offsets_in, "offsets");
+  if (values.is<float>()) return segment_reduce_typed<float>(call, values, offsets, reduce, return_arg);
+  if (values.is<double>()) return segment_reduce_typed<double>(call, values, offsets, reduce, return_arg);
+  if (values.is<int32_t>()) return segment_reduce_typed<int32_t>(call, values, offsets, reduce, return_arg);
+  if (values.is<uint32_t>()) return segment_reduce_typed<uint32_t>(call, values, offsets, reduce, return_arg);
+  detail::throw_invalid_argument(kOp, ": values must be float32, float64, int32 or uint32 (got ", values.dtype_str(),
+                                 ")");
 }
 
 }  // namespace
@@ -55,12 +59,21 @@ void register_segment_reduce(py::module_& m) {
         py::arg("return_arg") = false,
         R"doc(Reduce the rows of each offset-delimited segment.
 
-values: float32, int32 or uint32 array [M] or [M, C] (used without a copy when
-    C-contiguous). offsets: integer array [S+1], offsets[0] == 0, offsets[S] == M,
-    nondecreasing; segment s is rows offsets[s]:offsets[s+1].
-op: "sum", "mean", "min" or "max". An empty segment gives 0 (arg -1).
+values: float32, float64, int32 or uint32 array [M] or [M, C]. offsets: integer
+    array [S+1], offsets[0] == 0, offsets[S] == M, nondecreasing; segment s is rows
+    offsets[s]:offsets[s+1].
+op: "sum", "mean", "min" or "max". An empty segment gives 0 (arg -1). Float sums
+    accumulate in the input's precision in a fixed order (bitwise reproducible).
 return_arg: for min/max also return the row of each winner (ties -> lower row).
-Returns out [S] or [S, C] (and arg, int64, same shape). Bad input raises ValueError.)doc");
+Returns out [S] or [S, C] of values' dtype (and arg, int64, same shape).
+
+Arrays: NumPy arrays or any DLPack tensor (PyTorch, CuPy, ...), all on one device.
+C-contiguous inputs of the right dtype are used without a copy; other NumPy/CPU
+inputs are converted once (offsets of another integer type become int64); CUDA
+inputs must already be C-contiguous with the right dtype, and run on the caller's
+current stream. Results come back in the caller's framework (torch in -> torch
+out, NumPy in -> NumPy out), wrapping our buffer without a copy.
+Bad input raises ValueError naming the argument.)doc");
 }
 
 }  // namespace edgewise::python

@@ -1,183 +1,200 @@
-// Python bindings of spmm and its backward helpers.
-#include <pybind11/numpy.h>
+// Python bindings of spmm and its backward helpers (NumPy or DLPack arrays, CPU or
+// CUDA; array_interop.hpp).
 #include <pybind11/pybind11.h>
 
+#include "array_interop.hpp"
 #include "edgewise/kernels/spmm.hpp"
-#include "numpy_interop.hpp"
 
 namespace edgewise::python {
 
 namespace {
 
-// float32 arrays only (no silent down-casts of float64 features or weights).
-py::array_t<float, py::array::c_style> float32_of(const py::array& array, const char* op, const char* name) {
-  EW_REQUIRE(has_dtype<float>(array), op, ": ", name, " must be float32 (got ", dtype_name(array), ")");
-  return as_contiguous<float>(array);
-}
-
-// Calls f with the index array as int32 (when it is int32) or int64 (any other integer
-// type, converted once).
+// Calls f(T{}) with T = float or double, the dtype of `array` (else a ValueError naming it).
 template <class F>
-py::object with_index_type(const py::array& indices, const char* op, const char* name, F&& f) {
-  if (has_dtype<int32_t>(indices)) return f(as_contiguous<int32_t>(indices));
-  return f(as_int64(indices, op, name));
+py::object with_float_type(const Array& array, const char* op, const char* name, F&& f) {
+  if (array.is<float>()) return f(float{});
+  if (array.is<double>()) return f(double{});
+  detail::throw_invalid_argument(op, ": ", name, " must be float32 or float64 (got ", array.dtype_str(), ")");
 }
 
-// An array from any array-like argument (a ValueError naming it otherwise).
-py::array array_of(const py::object& object, const char* op, const char* name) {
-  py::array array = py::array::ensure(object);
-  EW_REQUIRE(static_cast<bool>(array), op, ": ", name, " must be an array");
-  return array;
+// Calls f(I{}) with I = int32_t or int64_t, the dtype of the index array.
+template <class F>
+py::object with_index_type(const Array& indices, F&& f) {
+  if (indices.is<int32_t>()) return f(int32_t{});
+  return f(int64_t{});
 }
 
-// An optional float32 vector argument (None -> absent).
-struct OptionalVector {
-  py::array_t<float, py::array::c_style> array;
-  VectorView<const float> view;
-};
-OptionalVector optional_float32(const py::object& object, const char* op, const char* name) {
-  OptionalVector v;
-  if (object.is_none()) return v;
-  v.array = float32_of(array_of(object, op, name), op, name);
-  v.view = vector_of(v.array, op, name);
-  return v;
+// The floating-point arguments share one dtype: no silent casts between float32 and float64.
+template <class T>
+void require_same_float(const Array& array, const char* op, const char* name) {
+  EW_REQUIRE(array.is<T>(), op, ": ", name, " must be ", sizeof(T) == 8 ? "float64" : "float32",
+             " like the other floating-point arguments (got ", array.dtype_str(), ")");
 }
 
-struct OptionalIds {
-  py::array_t<int64_t, py::array::c_style> array;
-  VectorView<const int64_t> view;
-};
-OptionalIds optional_int64(const py::object& object, const char* op, const char* name) {
-  OptionalIds v;
-  if (object.is_none()) return v;
-  v.array = as_int64(array_of(object, op, name), op, name);
-  v.view = vector_of(v.array, op, name);
-  return v;
+template <class T>
+VectorView<const T> optional_vector(const std::optional<Array>& array, const char* op, const char* name) {
+  if (!array) return {};
+  require_same_float<T>(*array, op, name);
+  return array->vector<T>(op, name);
+}
+
+VectorView<const int64_t> optional_ids(const std::optional<Array>& array, const char* op, const char* name) {
+  return array ? array->vector<int64_t>(op, name) : VectorView<const int64_t>();
 }
 
 // A new [rows, cols] output, or [rows] when the input it mirrors was 1-D.
 template <class T>
-py::array_t<T> new_output(bool one_d, int64_t rows, int64_t cols) {
-  return one_d ? new_array<T>({rows}) : new_array<T>({rows, cols});
+Array new_output(Call& call, bool one_d, int64_t rows, int64_t cols) {
+  return call.empty<T>(one_d ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, cols});
 }
 
-py::object spmm_py(const py::array& offsets_in, const py::array& indices, const py::array& x_in,
+template <class T>
+MatrixView<T> matrix_view(const Array& a, int64_t rows, int64_t cols) {
+  return {static_cast<T*>(a.data), rows, cols, a.device};
+}
+
+py::object spmm_py(const py::object& offsets_in, const py::object& indices_in, const py::object& x_in,
                    const py::object& weights_in, const std::string& op_name, bool return_arg) {
   constexpr const char* kOp = "spmm";
   const ReduceOp op = parse_reduce_op(op_name);
   EW_REQUIRE(!return_arg || has_arg(op), kOp, ": return_arg is only defined for min and max (op is ", to_string(op),
              ")");
-  auto offsets = as_int64(offsets_in, kOp, "offsets");
-  auto x = float32_of(x_in, kOp, "x");
-  auto weights = optional_float32(weights_in, kOp, "weights");
-  VectorView<const int64_t> off = vector_of(offsets, kOp, "offsets");
-  MatrixView<const float> xv = matrix_of(x, kOp, "x");
-  EW_REQUIRE(off.size >= 1, kOp, ": offsets must have at least one element (got 0)");
-  const int64_t S = off.size - 1;
-  const bool one_d = x.ndim() == 1;
-  return with_index_type(indices, kOp, "indices", [&](auto idx) -> py::object {
-    using I = typename decltype(idx)::value_type;
-    auto iv = vector_of(idx, kOp, "indices");
-    py::array_t<float> out = new_output<float>(one_d, S, xv.cols);
-    py::array_t<int64_t> arg;
-    MatrixView<int64_t> arg_view;
-    if (return_arg) {
-      arg = new_output<int64_t>(one_d, S, xv.cols);
-      arg_view = mutable_matrix_of(arg, S, xv.cols);
-    }
-    MatrixView<float> out_view = mutable_matrix_of(out, S, xv.cols);
-    {
-      py::gil_scoped_release release;
-      spmm<float, I>(off, iv, weights.view, xv, op, out_view, arg_view);
-    }
-    if (return_arg) return py::make_tuple(out, arg);
-    return out;
+  Call call(kOp);
+  Array offsets = call.int64s(offsets_in, "offsets");
+  Array indices = call.indices(indices_in, "indices");
+  Array x = call.array(x_in, "x");
+  std::optional<Array> weights = call.optional_array(weights_in, "weights");
+  return with_float_type(x, kOp, "x", [&](auto t) {
+    using T = decltype(t);
+    VectorView<const int64_t> off = offsets.vector<int64_t>(kOp, "offsets");
+    MatrixView<const T> xv = x.matrix<T>(kOp, "x");
+    VectorView<const T> w = optional_vector<T>(weights, kOp, "weights");
+    EW_REQUIRE(off.size >= 1, kOp, ": offsets must have at least one element (got 0)");
+    const int64_t S = off.size - 1;
+    return with_index_type(indices, [&](auto i) -> py::object {
+      using I = decltype(i);
+      VectorView<const I> iv = indices.vector<I>(kOp, "indices");
+      Array out = new_output<T>(call, x.ndim() == 1, S, xv.cols);
+      std::optional<Array> arg;
+      MatrixView<int64_t> arg_view;
+      if (return_arg) {
+        arg = new_output<int64_t>(call, x.ndim() == 1, S, xv.cols);
+        arg_view = matrix_view<int64_t>(*arg, S, xv.cols);
+      }
+      MatrixView<T> out_view = matrix_view<T>(out, S, xv.cols);
+      Context& ctx = call.context();
+      {
+        py::gil_scoped_release release;
+        spmm<T, I>(off, iv, w, xv, op, out_view, arg_view, ctx);
+      }
+      if (return_arg) return py::make_tuple(call.result(out), call.result(*arg));
+      return call.result(out);
+    });
   });
 }
 
-py::object spmm_backward_py(const py::array& t_offsets_in, const py::array& t_indices, const py::array& grad_out_in,
-                            const py::object& t_edge_ids_in, const py::object& weights_in, const std::string& op_name,
-                            const py::object& offsets_in) {
+py::object spmm_backward_py(const py::object& t_offsets_in, const py::object& t_indices_in,
+                            const py::object& grad_out_in, const py::object& t_edge_ids_in,
+                            const py::object& weights_in, const std::string& op_name, const py::object& offsets_in) {
   constexpr const char* kOp = "spmm_backward";
   const ReduceOp op = parse_reduce_op(op_name);
-  auto t_offsets = as_int64(t_offsets_in, kOp, "t_offsets");
-  auto grad_out = float32_of(grad_out_in, kOp, "grad_out");
-  auto t_edge_ids = optional_int64(t_edge_ids_in, kOp, "t_edge_ids");
-  auto weights = optional_float32(weights_in, kOp, "weights");
-  auto offsets = optional_int64(offsets_in, kOp, "offsets");
-  VectorView<const int64_t> t_off = vector_of(t_offsets, kOp, "t_offsets");
-  MatrixView<const float> g = matrix_of(grad_out, kOp, "grad_out");
-  EW_REQUIRE(t_off.size >= 1, kOp, ": t_offsets must have at least one element (got 0)");
-  const int64_t N = t_off.size - 1;
-  return with_index_type(t_indices, kOp, "t_indices", [&](auto idx) -> py::object {
-    using I = typename decltype(idx)::value_type;
-    auto iv = vector_of(idx, kOp, "t_indices");
-    py::array_t<float> grad_x = new_output<float>(grad_out.ndim() == 1, N, g.cols);
-    MatrixView<float> gx = mutable_matrix_of(grad_x, N, g.cols);
-    {
-      py::gil_scoped_release release;
-      spmm_backward<float, I>(t_off, iv, t_edge_ids.view, weights.view, g, op, offsets.view, gx,
-                              default_context(Device::cpu()));
-    }
-    return grad_x;
+  Call call(kOp);
+  Array t_offsets = call.int64s(t_offsets_in, "t_offsets");
+  Array t_indices = call.indices(t_indices_in, "t_indices");
+  Array grad_out = call.array(grad_out_in, "grad_out");
+  std::optional<Array> t_edge_ids;
+  if (!t_edge_ids_in.is_none()) t_edge_ids = call.int64s(t_edge_ids_in, "t_edge_ids");
+  std::optional<Array> weights = call.optional_array(weights_in, "weights");
+  std::optional<Array> offsets;
+  if (!offsets_in.is_none()) offsets = call.int64s(offsets_in, "offsets");
+  return with_float_type(grad_out, kOp, "grad_out", [&](auto t) {
+    using T = decltype(t);
+    VectorView<const int64_t> t_off = t_offsets.vector<int64_t>(kOp, "t_offsets");
+    MatrixView<const T> g = grad_out.matrix<T>(kOp, "grad_out");
+    VectorView<const T> w = optional_vector<T>(weights, kOp, "weights");
+    EW_REQUIRE(t_off.size >= 1, kOp, ": t_offsets must have at least one element (got 0)");
+    const int64_t N = t_off.size - 1;
+    return with_index_type(t_indices, [&](auto i) -> py::object {
+      using I = decltype(i);
+      VectorView<const I> iv = t_indices.vector<I>(kOp, "t_indices");
+      Array grad_x = new_output<T>(call, grad_out.ndim() == 1, N, g.cols);
+      MatrixView<T> gx = matrix_view<T>(grad_x, N, g.cols);
+      Context& ctx = call.context();
+      {
+        py::gil_scoped_release release;
+        spmm_backward<T, I>(t_off, iv, optional_ids(t_edge_ids, kOp, "t_edge_ids"), w, g, op,
+                            optional_ids(offsets, kOp, "offsets"), gx, ctx);
+      }
+      return call.result(grad_x);
+    });
   });
 }
 
-py::object spmm_arg_backward_py(const py::array& t_offsets_in, const py::array& t_indices,
-                                const py::array& t_edge_ids_in, const py::array& grad_out_in,
-                                const py::array& arg_in, const py::object& weights_in) {
+py::object spmm_arg_backward_py(const py::object& t_offsets_in, const py::object& t_indices_in,
+                                const py::object& t_edge_ids_in, const py::object& grad_out_in,
+                                const py::object& arg_in, const py::object& weights_in) {
   constexpr const char* kOp = "spmm_arg_backward";
-  auto t_offsets = as_int64(t_offsets_in, kOp, "t_offsets");
-  auto t_edge_ids = as_int64(t_edge_ids_in, kOp, "t_edge_ids");
-  auto grad_out = float32_of(grad_out_in, kOp, "grad_out");
-  auto arg = as_int64(arg_in, kOp, "arg");
-  auto weights = optional_float32(weights_in, kOp, "weights");
-  VectorView<const int64_t> t_off = vector_of(t_offsets, kOp, "t_offsets");
-  MatrixView<const float> g = matrix_of(grad_out, kOp, "grad_out");
-  MatrixView<const int64_t> a = matrix_of(arg, kOp, "arg");
-  EW_REQUIRE(t_off.size >= 1, kOp, ": t_offsets must have at least one element (got 0)");
-  const int64_t N = t_off.size - 1;
-  return with_index_type(t_indices, kOp, "t_indices", [&](auto idx) -> py::object {
-    using I = typename decltype(idx)::value_type;
-    auto iv = vector_of(idx, kOp, "t_indices");
-    py::array_t<float> grad_x = new_output<float>(grad_out.ndim() == 1, N, g.cols);
-    MatrixView<float> gx = mutable_matrix_of(grad_x, N, g.cols);
-    {
-      py::gil_scoped_release release;
-      spmm_arg_backward<float, I>(t_off, iv, vector_of(t_edge_ids, kOp, "t_edge_ids"), weights.view, g, a, gx,
-                                  default_context(Device::cpu()));
-    }
-    return grad_x;
+  Call call(kOp);
+  Array t_offsets = call.int64s(t_offsets_in, "t_offsets");
+  Array t_indices = call.indices(t_indices_in, "t_indices");
+  Array t_edge_ids = call.int64s(t_edge_ids_in, "t_edge_ids");
+  Array grad_out = call.array(grad_out_in, "grad_out");
+  Array arg = call.int64s(arg_in, "arg");
+  std::optional<Array> weights = call.optional_array(weights_in, "weights");
+  return with_float_type(grad_out, kOp, "grad_out", [&](auto t) {
+    using T = decltype(t);
+    VectorView<const int64_t> t_off = t_offsets.vector<int64_t>(kOp, "t_offsets");
+    MatrixView<const T> g = grad_out.matrix<T>(kOp, "grad_out");
+    MatrixView<const int64_t> a = arg.matrix<int64_t>(kOp, "arg");
+    VectorView<const T> w = optional_vector<T>(weights, kOp, "weights");
+    EW_REQUIRE(t_off.size >= 1, kOp, ": t_offsets must have at least one element (got 0)");
+    const int64_t N = t_off.size - 1;
+    return with_index_type(t_indices, [&](auto i) -> py::object {
+      using I = decltype(i);
+      VectorView<const I> iv = t_indices.vector<I>(kOp, "t_indices");
+      Array grad_x = new_output<T>(call, grad_out.ndim() == 1, N, g.cols);
+      MatrixView<T> gx = matrix_view<T>(grad_x, N, g.cols);
+      Context& ctx = call.context();
+      {
+        py::gil_scoped_release release;
+        spmm_arg_backward<T, I>(t_off, iv, t_edge_ids.vector<int64_t>(kOp, "t_edge_ids"), w, g, a, gx, ctx);
+      }
+      return call.result(grad_x);
+    });
   });
 }
 
-py::object spmm_weight_backward_py(const py::array& offsets_in, const py::array& indices, const py::array& x_in,
-                                   const py::array& grad_out_in, const std::string& op_name,
-                                   const py::object& arg_in) {
+py::object spmm_weight_backward_py(const py::object& offsets_in, const py::object& indices_in,
+                                   const py::object& x_in, const py::object& grad_out_in,
+                                   const std::string& op_name, const py::object& arg_in) {
   constexpr const char* kOp = "spmm_weight_backward";
   const ReduceOp op = parse_reduce_op(op_name);
-  auto offsets = as_int64(offsets_in, kOp, "offsets");
-  auto x = float32_of(x_in, kOp, "x");
-  auto grad_out = float32_of(grad_out_in, kOp, "grad_out");
-  py::array_t<int64_t, py::array::c_style> arg;
-  MatrixView<const int64_t> arg_view;
-  if (!arg_in.is_none()) {
-    arg = as_int64(array_of(arg_in, kOp, "arg"), kOp, "arg");
-    arg_view = matrix_of(arg, kOp, "arg");
-  }
-  VectorView<const int64_t> off = vector_of(offsets, kOp, "offsets");
-  MatrixView<const float> xv = matrix_of(x, kOp, "x");
-  MatrixView<const float> g = matrix_of(grad_out, kOp, "grad_out");
-  return with_index_type(indices, kOp, "indices", [&](auto idx) -> py::object {
-    using I = typename decltype(idx)::value_type;
-    auto iv = vector_of(idx, kOp, "indices");
-    py::array_t<float> grad_w = new_array<float>({iv.size});
-    VectorView<float> gw(grad_w.mutable_data(), iv.size);
-    {
-      py::gil_scoped_release release;
-      spmm_weight_backward<float, I>(off, iv, xv, g, op, arg_view, gw, default_context(Device::cpu()));
-    }
-    return grad_w;
+  Call call(kOp);
+  Array offsets = call.int64s(offsets_in, "offsets");
+  Array indices = call.indices(indices_in, "indices");
+  Array x = call.array(x_in, "x");
+  Array grad_out = call.array(grad_out_in, "grad_out");
+  std::optional<Array> arg;
+  if (!arg_in.is_none()) arg = call.int64s(arg_in, "arg");
+  return with_float_type(x, kOp, "x", [&](auto t) {
+    using T = decltype(t);
+    require_same_float<T>(grad_out, kOp, "grad_out");
+    VectorView<const int64_t> off = offsets.vector<int64_t>(kOp, "offsets");
+    MatrixView<const T> xv = x.matrix<T>(kOp, "x");
+    MatrixView<const T> g = grad_out.matrix<T>(kOp, "grad_out");
+    MatrixView<const int64_t> arg_view = arg ? arg->matrix<int64_t>(kOp, "arg") : MatrixView<const int64_t>();
+    return with_index_type(indices, [&](auto i) -> py::object {
+      using I = decltype(i);
+      VectorView<const I> iv = indices.vector<I>(kOp, "indices");
+      Array grad_w = call.empty<T>({iv.size});
+      VectorView<T> gw(static_cast<T*>(grad_w.data), iv.size, grad_w.device);
+      Context& ctx = call.context();
+      {
+        py::gil_scoped_release release;
+        spmm_weight_backward<T, I>(off, iv, xv, g, op, arg_view, gw, ctx);
+      }
+      return call.result(grad_w);
+    });
   });
 }
 
@@ -192,14 +209,20 @@ offsets: integer array [S+1] (offsets[0] == 0, offsets[S] == E, nondecreasing); 
     edges of destination row v are offsets[v]:offsets[v+1].
 indices: int32 or int64 array [E] (other integer types are converted), the source row
     of each edge, in [0, N).
-x: float32 array [N] or [N, C] (used without a copy when C-contiguous).
-weights: optional float32 array [E] of edge weights (default: all 1).
+x: float32 or float64 array [N] or [N, C].
+weights: optional array [E] of edge weights, x's dtype (default: all 1).
 op: "sum", "mean" (weighted sum / edge count), "min" or "max". An empty row gives 0.
 return_arg: for min/max also return arg, the edge position e of each winner (ties ->
     lower e; -1 for an empty row).
 The [E, C] message matrix is never built. With (offsets, indices, weights) a CSR
 sparse matrix [S, N], op "sum" is the sparse x dense product.
-Returns out [S] or [S, C] (and arg, int64, same shape). Bad input raises ValueError.)doc");
+Returns out [S] or [S, C] of x's dtype (and arg, int64, same shape).
+
+Arrays (every spmm function): NumPy arrays or any DLPack tensor (PyTorch, CuPy, ...),
+all on one device; zero-copy when C-contiguous with the right dtype (CUDA inputs
+must be; NumPy/CPU inputs are otherwise converted once); CUDA runs on the caller's
+current stream; results come back in the caller's framework (torch in -> torch out).
+Bad input raises ValueError naming the argument.)doc");
   m.def("spmm_backward", &spmm_backward_py, py::arg("t_offsets"), py::arg("t_indices"), py::arg("grad_out"),
         py::arg("t_edge_ids") = py::none(), py::arg("weights") = py::none(), py::arg("op") = "sum",
         py::arg("offsets") = py::none(),
@@ -207,7 +230,7 @@ Returns out [S] or [S, C] (and arg, int64, same shape). Bad input raises ValueEr
 
 t_offsets [N+1], t_indices [E] (the destination row of each edge, grouped by source),
 t_edge_ids [E] (the forward CSR position of each; needed with weights in forward order),
-grad_out [S] or [S, C] float32, weights [E] (forward order; transposed order when
+grad_out [S] or [S, C] float32 or float64 (weights: the same dtype), weights [E] (forward order; transposed order when
 t_edge_ids is None), op "sum" or "mean" (mean needs the forward offsets [S+1]).
 Returns grad_x [N] or [N, C].)doc");
   m.def("spmm_arg_backward", &spmm_arg_backward_py, py::arg("t_offsets"), py::arg("t_indices"),
@@ -222,7 +245,8 @@ Returns grad_x [N] or [N, C].)doc");
         R"doc(Gradient of spmm w.r.t. the edge weights: grad_w[e] = sum_c grad_out[v, c] * x[indices[e], c].
 
 mean divides by the row's edge count; min/max (arg required) count only the columns
-whose winner is e. Returns grad_w [E] float32 in CSR order.)doc");
+whose winner is e. x and grad_out: float32 or float64 (one dtype).
+Returns grad_w [E] of that dtype in CSR order.)doc");
 }
 
 }  // namespace edgewise::python

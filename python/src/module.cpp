@@ -7,6 +7,7 @@
 namespace py = pybind11;
 
 namespace edgewise::python {
+void register_array_interop(py::module_& m);
 void register_segment_reduce(py::module_& m);
 void register_segment_tree(py::module_& m);
 void register_sort_by_key(py::module_& m);
@@ -27,6 +28,7 @@ PYBIND11_MODULE(_edgewise, m) {
   m.def("cuda_built", &edgewise::cuda_built, "True when compiled with the CUDA backend.");
   m.def("cuda_device_count", &edgewise::cuda_device_count,
         "Number of usable CUDA devices (0 without a GPU or driver; never raises).");
+  edgewise::python::register_array_interop(m);
   edgewise::python::register_segment_reduce(m);
   edgewise::python::register_segment_tree(m);
   edgewise::python::register_sort_by_key(m);

@@ -1,5 +1,7 @@
-// NumPy <-> Edgewise views for the bindings: borrow arrays without copying when
-// they are C-contiguous with the right dtype, copy (once) otherwise.
+// NumPy <-> Edgewise views for the CPU-only bindings: borrow arrays without copying
+// when they are C-contiguous with the right dtype, copy (once) otherwise. The NumPy
+// half of the conversion layer: array_interop.hpp turns DLPack objects into these
+// arrays (numpy_of) and holds the device-generic path the primitives use.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "edgewise/kernels/common/check.hpp"
+#include "array_interop.hpp"
 #include "edgewise/kernels/common/view.hpp"
 
 namespace edgewise::python {

@@ -146,10 +146,12 @@ def test_bad_arguments_raise_value_error():
     x = np.zeros((2, 3), np.float32)
     with pytest.raises(ValueError, match="weights.size\\(\\) \\(3\\) must equal indices.size\\(\\) \\(2\\)"):
         edgewise.spmm(offsets, indices, x, weights=np.ones(3, np.float32))
-    with pytest.raises(ValueError, match="x must be float32"):
-        edgewise.spmm(offsets, indices, x.astype(np.float64))
-    with pytest.raises(ValueError, match="weights must be float32"):
+    with pytest.raises(ValueError, match="x must be float32 or float64"):
+        edgewise.spmm(offsets, indices, x.astype(np.float16))
+    with pytest.raises(ValueError, match="weights must be float32"):  # float64 weights, float32 x: no silent cast
         edgewise.spmm(offsets, indices, x, weights=np.ones(2))
+    with pytest.raises(ValueError, match="weights must be float64"):
+        edgewise.spmm(offsets, indices, x.astype(np.float64), weights=np.ones(2, np.float32))
     with pytest.raises(ValueError, match="return_arg is only defined for min and max"):
         edgewise.spmm(offsets, indices, x, op="mean", return_arg=True)
     with pytest.raises(ValueError, match="integer array"):
