@@ -26,6 +26,8 @@ def from_engine(value):
     """A tensor from a binding result (tuples element-wise)."""
     if isinstance(value, tuple):
         return tuple(from_engine(v) for v in value)
+    if isinstance(value, torch.Tensor):  # DLPack bindings answer in the caller's framework
+        return value
     if isinstance(value, np.ndarray):
         return torch.from_numpy(value)
     if hasattr(value, "__dlpack__"):
