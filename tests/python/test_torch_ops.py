@@ -260,3 +260,11 @@ def test_torch_compile_fullgraph_traces_the_operators():
     torch.testing.assert_close(got, want)
     for g, p in zip(grads, model.parameters()):
         torch.testing.assert_close(g, p.grad)
+
+
+def test_import_edgewise_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, edgewise; assert 'torch' not in sys.modules, 'import edgewise pulled in torch'"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -44,10 +44,6 @@ def _(src, indptr, reduce):
     return src.new_empty((indptr.size(0) - 1, src.size(1)))
 
 
-def _segment_lengths(indptr, dtype):
-    return (indptr[1:] - indptr[:-1]).to(dtype)
-
-
 def _segment_reduce_backward(ctx, grad):
     indptr = ctx.saved_tensors[0]
     lengths = indptr[1:] - indptr[:-1]
