@@ -489,6 +489,8 @@ def torch_nn_cases(rng, repeats, records, name_filter):
             records.append(rec)
             print(f"{rec['name']:<72} {row[label]:9.1f} ms  PyG {row['pyg']:9.1f} ms  {rec['speedup']:6.2f}x per epoch")
     # --- Cora accuracy over seeds (PyG's GCN recipe: dropout 0.5 also on the input).
+    if o["cora_seeds"] == 0:
+        return
     try:
         cora = edgewise.load_dataset("cora", features="dense")
     except Exception as error:
