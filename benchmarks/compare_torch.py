@@ -7,6 +7,7 @@ binding and prints the speed ratio;
 where it is not, says so and exits 0. PyTorch is never a build or CI dependency.
 
     PYTHONPATH=build/release/python python3 benchmarks/compare_torch.py [--quick] [--json FILE]
+    ... --filter torch_nn [--nn-nodes N --nn-edges E ...]   (PyG layers vs edgewise.torch.nn layers)
 """
 
 import argparse
@@ -139,7 +140,24 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     parser.add_argument("--json", help="write one record per comparison")
     parser.add_argument("--filter", default="", help="only cases whose name contains this")
+    nn = parser.add_argument_group("torch_nn section (PyG layers vs edgewise.torch.nn layers)")
+    nn.add_argument("--nn-nodes", type=int, default=NN_OPTIONS["nodes"], help="power-law graph nodes")
+    nn.add_argument("--nn-edges", type=int, default=NN_OPTIONS["edges"], help="power-law graph edges")
+    nn.add_argument("--nn-features", type=int, default=NN_OPTIONS["features"], help="input features")
+    nn.add_argument("--nn-hidden", type=int, default=NN_OPTIONS["hidden"], help="hidden channels")
+    nn.add_argument("--nn-epochs", type=int, default=NN_OPTIONS["epochs"], help="timed epochs per model")
+    nn.add_argument("--nn-cora-seeds", type=int, default=NN_OPTIONS["cora_seeds"], help="Cora seeds (0: skip)")
+    nn.add_argument("--nn-cora-epochs", type=int, default=NN_OPTIONS["cora_epochs"], help="Cora epochs per run")
+    nn.add_argument("--nn-models", default=NN_OPTIONS["models"], help="comma list of gcn, sage")
     args = parser.parse_args()
+    for key in ("nodes", "edges", "features", "hidden", "epochs", "cora_seeds", "cora_epochs"):
+        value = getattr(args, "nn_" + key)
+        if value < (0 if key == "cora_seeds" else 1):
+            parser.error(f"--nn-{key.replace('_', '-')} must be positive (got {value})")
+        NN_OPTIONS[key] = value
+    if any(k not in ("gcn", "sage") for k in args.nn_models.split(",")):
+        parser.error(f"--nn-models takes a comma list of gcn and sage (got {args.nn_models!r})")
+    NN_OPTIONS["models"] = args.nn_models
     if torch is None:
         print("compare_torch: PyTorch is not importable here; nothing to compare (install torch in your own "
               "environment to run the baseline).")
@@ -380,8 +398,133 @@ def gcn_epoch_cases(rng, repeats, records, name_filter):
     print(f"{rec['name']:<50} edgewise {rec['edgewise_ms']:8.3f} ms  pure PyTorch GCN      {torch_ms:8.3f} ms  "
           f"{rec['speedup']:6.2f}x")
 
+
+# Sizes of the torch_nn section (set from the command line in main()).
+NN_OPTIONS = {"nodes": 1_000_000, "edges": 10_000_000, "features": 64, "hidden": 64, "classes": 16, "epochs": 5,
+              "cora_seeds": 10, "cora_epochs": 200, "models": "gcn,sage"}
+
+
+def _nn_model(kind, layers, in_dim, hidden, out_dim, dropout, input_dropout):
+    """The same 2-layer PyTorch model over either layer library (PyG or edgewise.torch.nn)."""
+    import torch.nn.functional as F
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            if kind == "gcn":
+                self.conv1 = layers.GCNConv(in_dim, hidden, cached=True)
+                self.conv2 = layers.GCNConv(hidden, out_dim, cached=True)
+            else:
+                self.conv1 = layers.SAGEConv(in_dim, hidden, aggr="mean")
+                self.conv2 = layers.SAGEConv(hidden, out_dim, aggr="mean")
+
+        def forward(self, x, edge_index):
+            if input_dropout:
+                x = dropout(x, 0.5, self.training)
+            h = F.relu(self.conv1(x, edge_index))
+            h = dropout(h, 0.5, self.training)
+            return self.conv2(h, edge_index)
+
+    return Net()
+
+
+def _nn_train(model, data, epochs, weight_decay, lr=0.01):
+    """Adam full-batch training; returns (median epoch ms, final test accuracy, losses)."""
+    import torch.nn.functional as F
+
+    x, ei, y, train, test = data
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    times, losses = [], []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        model.train()
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x, ei)[train], y[train])
+        loss.backward()
+        opt.step()
+        times.append((time.perf_counter() - t0) * 1e3)
+        losses.append(loss.item())
+    model.eval()
+    with torch.no_grad():
+        acc = (model(x, ei).argmax(1)[test] == y[test]).float().mean().item()
+    return float(np.median(times[1:] if len(times) > 1 else times)), acc, losses
+
+
+def torch_nn_cases(rng, repeats, records, name_filter):
+    """The same PyTorch model (2-layer GCN / GraphSAGE, Adam) built once from PyG layers
+    and once from edgewise.torch.nn layers, in this process: epoch time (forward +
+    backward + Adam) on a power-law (R-MAT) graph, and Cora test accuracy over seeds,
+    with torch's dropout and with edgewise's Philox dropout."""
+    if name_filter and name_filter not in "torch_nn":
+        return
+    try:
+        import torch_geometric.nn as pyg_layers
+    except ImportError:
+        print("torch_nn: torch_geometric is not importable; section skipped")
+        return
+    import torch.nn.functional as F
+
+    import edgewise.torch.nn as ew_layers
+
+    o = NN_OPTIONS
+    kinds = [k for k in o["models"].split(",") if k]
+    ew_dropout = ew_layers.functional.dropout
+    # --- epoch time on a power-law graph (no input dropout, as the floor is stated).
+    g = edgewise.rmat_graph(o["nodes"], o["edges"], seed=1, num_features=o["features"], num_classes=o["classes"])
+    data = tuple(torch.from_numpy(g[k]) for k in ("features", "edge_index", "labels", "train_idx", "test_idx"))
+    n, e = g["num_nodes"], g["edge_index"].shape[1]
+    for kind in kinds:
+        row = {}
+        variants = (("pyg", pyg_layers, F.dropout), ("edgewise+ew_dropout", ew_layers, ew_dropout),
+                    ("edgewise", ew_layers, F.dropout))
+        for label, layers, drop in variants:
+            torch.manual_seed(0)
+            model = _nn_model(kind, layers, o["features"], o["hidden"], o["classes"], drop, False)
+            time.sleep(0.05)
+            row[label], _, _ = _nn_train(model, data, o["epochs"] + 1, 0.0)
+        for label in ("edgewise+ew_dropout", "edgewise"):
+            rec = {"name": f"torch_nn/{kind}/rmat/N={n},E={e},F={o['features']},H={o['hidden']}/{label}",
+                   "edgewise_ms": row[label], "torch_ms": row["pyg"], "torch_op": f"PyG {kind} model",
+                   "speedup": row["pyg"] / row[label]}
+            records.append(rec)
+            print(f"{rec['name']:<72} {row[label]:9.1f} ms  PyG {row['pyg']:9.1f} ms  {rec['speedup']:6.2f}x per epoch")
+    # --- Cora accuracy over seeds (PyG's GCN recipe: dropout 0.5 also on the input).
+    if o["cora_seeds"] == 0:
+        return
+    try:
+        cora = edgewise.load_dataset("cora", features="dense")
+    except Exception as error:
+        print(f"torch_nn/cora: skipped ({str(error).splitlines()[0]})")
+        return
+    x = torch.from_numpy(cora["features"])
+    x = x / x.sum(1, keepdim=True).clamp(min=1)  # NormalizeFeatures
+    data = (x,) + tuple(torch.from_numpy(cora[k]) for k in ("edge_index", "labels", "train_idx", "test_idx"))
+    variants = (("pyg", pyg_layers, F.dropout), ("edgewise", ew_layers, F.dropout),
+                ("edgewise+ew_dropout", ew_layers, ew_dropout))
+    for kind in kinds:
+        accs = {v[0]: [] for v in variants}
+        ms = {v[0]: [] for v in variants}
+        for seed in range(o["cora_seeds"]):
+            for label, layers, drop in variants:
+                torch.manual_seed(seed)
+                model = _nn_model(kind, layers, x.shape[1], 16, int(cora["num_classes"]), drop, True)
+                t, acc, _ = _nn_train(model, data, o["cora_epochs"], 5e-4)
+                accs[label].append(acc)
+                ms[label].append(t)
+        for label in ("edgewise", "edgewise+ew_dropout"):
+            pyg_ms, ew_ms = float(np.median(ms["pyg"])), float(np.median(ms[label]))
+            rec = {"name": f"torch_nn/{kind}/cora/{label}", "edgewise_ms": ew_ms, "torch_ms": pyg_ms,
+                   "torch_op": f"PyG {kind} model", "speedup": pyg_ms / ew_ms,
+                   "edgewise_test_acc_mean": float(np.mean(accs[label])),
+                   "pyg_test_acc_mean": float(np.mean(accs["pyg"])), "seeds": o["cora_seeds"]}
+            records.append(rec)
+            print(f"{rec['name']:<58} acc {100 * rec['edgewise_test_acc_mean']:5.1f}% (PyG "
+                  f"{100 * rec['pyg_test_acc_mean']:5.1f}%, {o['cora_seeds']} seeds)  epoch {ew_ms:7.2f} ms vs "
+                  f"{pyg_ms:7.2f} ms  {rec['speedup']:5.2f}x")
+
 # Each section: (rng, repeats, records, name_filter) -> appends records, prints rows.
-SECTIONS = [segment_cases, scatter_cases, sort_rle_offsets_cases, segment_tree_cases, gcn_epoch_cases, galloping_cases, spmm_cases]
+SECTIONS = [segment_cases, scatter_cases, sort_rle_offsets_cases, segment_tree_cases, gcn_epoch_cases, galloping_cases, spmm_cases,
+            torch_nn_cases]
 
 if __name__ == "__main__":
     sys.exit(main())

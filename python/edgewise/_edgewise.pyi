@@ -8,7 +8,28 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['DataFileError', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'galloping_search', 'load_dataset', 'offsets_from_keys', 'planted_partition', 'read_npz', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'unique']
+import typing_extensions
+__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'galloping_search', 'load_dataset', 'offsets_from_keys', 'planted_partition', 'read_npz', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'unique']
+class DeviceArray:
+    """
+    A CUDA result buffer owned by Edgewise, exported through DLPack.
+    
+    Ops return these for CUDA inputs whose framework has no from_dlpack; frameworks
+    import them without a copy (torch.from_dlpack(a), cupy.from_dlpack(a)).
+    """
+    def __dlpack__(self, *, stream: typing.Any = None, max_version: typing.Any = None, dl_device: typing.Any = None, copy: typing.Any = None) -> typing_extensions.CapsuleType:
+        """
+        The DLPack capsule of this buffer (consumers pass their stream; see the DLPack protocol).
+        """
+    def __dlpack_device__(self) -> tuple:
+        """
+        (kDLCUDA, device index).
+        """
+    @property
+    def shape(self) -> tuple:
+        """
+        The array's shape (a tuple).
+        """
 class SegmentTree:
     """
     Sum tree over float32 priorities for importance-weighted sampling.
@@ -20,9 +41,13 @@ class SegmentTree:
     def __init__(self, capacity: typing.SupportsInt | typing.SupportsIndex, device: str = 'cpu') -> None:
         ...
     def __len__(self) -> int:
-        ...
+        """
+        capacity.
+        """
     def __repr__(self) -> str:
-        ...
+        """
+        SegmentTree(capacity=..., device=...).
+        """
     def nodes(self) -> numpy.typing.NDArray[numpy.float32]:
         """
         A copy of the whole tree [2 * leaf_count] (node 1 the root, node p = node 2p + node 2p+1, leaf i at leaf_count + i).
@@ -44,23 +69,31 @@ class SegmentTree:
         """
         The sum of all priorities (O(1)).
         """
-    def update(self, indices: numpy.ndarray, priorities: numpy.ndarray) -> None:
+    def update(self, indices: typing.Any, priorities: typing.Any) -> None:
         """
         Set priorities[k] at leaf indices[k] for every k (a repeated index: the last one wins).
         
         indices: integer array [B], each in [0, capacity). priorities: real array [B]
-        (converted to float32), finite and >= 0. Bad input raises ValueError naming the
-        first bad position and leaves the tree unchanged.
+        (converted to float32), finite and >= 0. NumPy arrays or CPU DLPack tensors (read
+        without a copy when C-contiguous int64 / float32; copied to a CUDA tree); CUDA
+        tensors are not taken (ValueError naming the argument). Bad input raises
+        ValueError naming the first bad position and leaves the tree unchanged.
         """
     @property
     def capacity(self) -> int:
-        ...
+        """
+        The number of priorities (as constructed).
+        """
     @property
     def device(self) -> str:
-        ...
+        """
+        Where the tree lives: "cpu" or "cuda:N".
+        """
     @property
     def leaf_count(self) -> int:
-        ...
+        """
+        Leaves in the tree: capacity rounded up to a power of two.
+        """
 class DataFileError(ValueError):
     """
     A dataset or .npz file is missing, truncated, corrupt or inconsistent (a ValueError); the message names the file, the entry and the problem.
@@ -73,9 +106,9 @@ class Graph:
     source, row 1 = destination), ids in [0, num_nodes); edge_weight [E] float32.
     Bad input raises ValueError naming the argument and position.
     """
-    def __init__(self, edge_index: numpy.ndarray, num_nodes: typing.SupportsInt | typing.SupportsIndex, edge_weight: typing.Any = None) -> None:
+    def __init__(self, edge_index: typing.Any, num_nodes: typing.SupportsInt | typing.SupportsIndex, edge_weight: typing.Any = None) -> None:
         ...
-    def aggregate(self, x: numpy.ndarray, op: str = 'sum', strategy: str = 'auto') -> numpy.typing.NDArray[numpy.float32]:
+    def aggregate(self, x: typing.Any, op: str = 'sum', strategy: str = 'auto') -> typing.Any:
         """
         out[v] = op over edges u -> v of w_e * x[u] for x [N] or [N, C] float32.
         """
@@ -120,7 +153,7 @@ class NeighborSampler:
     """
     def __init__(self, graph: Graph, fanouts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         ...
-    def sample(self, seed_nodes: numpy.ndarray) -> dict:
+    def sample(self, seed_nodes: typing.Any) -> dict:
         """
         sample(seed_nodes): distinct node ids -> minibatch.
         
@@ -147,7 +180,7 @@ class LayerwiseSampler:
     """
     def __init__(self, graph: Graph, layer_sizes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], scheme: str = 'ladies', row_normalize: bool = True, add_self_loops: bool = True, seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         ...
-    def sample(self, seed_nodes: numpy.ndarray) -> dict:
+    def sample(self, seed_nodes: typing.Any) -> dict:
         """
         sample(seed_nodes): distinct node ids -> minibatch.
         
@@ -167,7 +200,7 @@ class SeedSampler:
     distinct ascending, weights counts / (B * P * p) so that sum(weights * f[nodes]) is an
     unbiased estimate of the population mean of f. update_priorities(nodes, values).
     """
-    def __init__(self, priorities: numpy.ndarray, stratified: bool = True) -> None:
+    def __init__(self, priorities: typing.Any, stratified: bool = True) -> None:
         ...
     def sample(self, batch_size: typing.SupportsInt | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
         """
@@ -177,7 +210,7 @@ class SeedSampler:
         Returns a dict: nodes [U] (distinct, ascending), counts [U] (draws per node),
         weights [U] (counts / (B * P * p_i), float32) and draws [B] (in draw order).
         """
-    def update_priorities(self, nodes: numpy.ndarray, values: numpy.ndarray) -> None:
+    def update_priorities(self, nodes: typing.Any, values: typing.Any) -> None:
         """
         Set priority[nodes[k]] = values[k] (finite, >= 0; a repeated node takes its last value). Bad input raises ValueError and leaves the sampler unchanged.
         """
@@ -220,7 +253,17 @@ def default_data_dir() -> str:
     """
     The folder datasets are looked up in by name: $EDGEWISE_DATA_DIR, else $XDG_CACHE_HOME/edgewise/datasets, else ~/.cache/edgewise/datasets.
     """
-def galloping_search(values: numpy.ndarray, queries: numpy.ndarray, segments: typing.Any = None, value_order: typing.Any = None, queries_per_tile: typing.SupportsInt | typing.SupportsIndex = 32, max_query_count: typing.SupportsInt | typing.SupportsIndex = -1) -> tuple:
+def dropout(x: numpy.ndarray, p: typing.SupportsFloat | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex = 0, out: typing.Any = None) -> numpy.typing.NDArray[numpy.float32]:
+    """
+    Inverted dropout with the engine's counter-based Philox mask.
+    
+    x: float32 array of any shape. Element i (row-major) is kept, scaled by 1 / (1 - p),
+    when the Philox uniform keyed by (seed, stream, i) is >= p, else set to 0; the mask is
+    a pure function of (seed, stream, i), so the backward pass applies the same call to the
+    gradient. p in [0, 1). out: optional writable C-contiguous float32 array with x's
+    number of elements (may be x itself). Returns out (a new array when None).
+    """
+def galloping_search(values: typing.Any, queries: typing.Any, segments: typing.Any = None, value_order: typing.Any = None, queries_per_tile: typing.SupportsInt | typing.SupportsIndex = 32, max_query_count: typing.SupportsInt | typing.SupportsIndex = -1) -> typing.Any:
     """
     Lower-bound positions of ordered queries in segmented sorted values (galloping search).
     
@@ -241,6 +284,9 @@ def galloping_search(values: numpy.ndarray, queries: numpy.ndarray, segments: ty
     range out of bounds or above max_query_count), 4 (a query smaller than the one before it
     in its tile; its position is still exact), 8 (a NaN or infinite float query).
     Malformed segments write nothing. Bad arguments raise ValueError.
+    Arrays may be NumPy arrays or CPU DLPack tensors (torch in -> torch positions out,
+    read without a copy when C-contiguous); CUDA tensors are not taken here (ValueError
+    naming the argument: move them to the CPU first).
     """
 def load_dataset(name_or_path: str, features: str = 'auto', sparse_threshold: typing.SupportsFloat | typing.SupportsIndex = 0.1) -> dict:
     """
@@ -259,7 +305,7 @@ def load_dataset(name_or_path: str, features: str = 'auto', sparse_threshold: ty
     there are none), train_idx / valid_idx / test_idx (int64, ascending). The arrays
     own the loaded memory (no copy is made).
     """
-def offsets_from_keys(keys: numpy.ndarray, num_segments: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
+def offsets_from_keys(keys: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
     """
     CSR offsets [S+1] from sorted segment ids.
     
@@ -268,6 +314,11 @@ def offsets_from_keys(keys: numpy.ndarray, num_segments: typing.SupportsInt | ty
     offsets[s]:offsets[s+1]; segments no key names are empty. These are the offsets
     segment_reduce takes. Unsorted or out-of-range keys raise ValueError naming the
     first bad position.
+    
+    keys: a NumPy array or any DLPack tensor, CPU or CUDA (read without a copy when
+    C-contiguous int32/uint32/int64; other integer dtypes on CPU are converted to int64
+    once). CUDA runs on the caller's current stream; the result comes back in the
+    caller's framework (torch in -> torch out).
     """
 def planted_partition(num_nodes: typing.SupportsInt | typing.SupportsIndex = 2708, num_classes: typing.SupportsInt | typing.SupportsIndex = 7, average_degree: typing.SupportsFloat | typing.SupportsIndex = 4.0, homophily: typing.SupportsFloat | typing.SupportsIndex = 0.7, num_features: typing.SupportsInt | typing.SupportsIndex = 1433, feature_density: typing.SupportsFloat | typing.SupportsIndex = 0.0127, feature_signal: typing.SupportsFloat | typing.SupportsIndex = 0.35, train_per_class: typing.SupportsInt | typing.SupportsIndex = 20, num_valid: typing.SupportsInt | typing.SupportsIndex = 500, num_test: typing.SupportsInt | typing.SupportsIndex = 1000, features: str = 'sparse', seed: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
     """
@@ -321,45 +372,68 @@ def run_length_encode(keys: typing.Any) -> typing.Any:
     lengths (int64, each >= 1, summing to the number of keys). Runs are adjacent, not
     global: [2, 2, 5, 2] gives values [2, 5, 2]; sort first for global grouping.
     numpy.repeat(values, lengths) gives the keys back. Bad input raises ValueError.
+    Chunks may be NumPy arrays or CPU DLPack tensors (torch in -> torch out, read
+    without a copy when C-contiguous); CUDA tensors are not taken here (ValueError
+    naming the argument: move them to the CPU first).
     """
-def scatter_reduce(values: numpy.ndarray, index: numpy.ndarray, num_segments: typing.SupportsInt | typing.SupportsIndex, op: str = 'sum', return_arg: bool = False) -> typing.Any:
+def scatter_reduce(values: typing.Any, index: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex, op: str = 'sum', return_arg: bool = False) -> typing.Any:
     """
     Reduce each row of values into the output row its index names.
     
-    values: float32, int32 or uint32 array [M] or [M, C] (used without a copy when
-        C-contiguous). index: integer array [M], any order, every entry in
-        [0, num_segments); int32 and int64 are used without a copy, other integer
-        dtypes are converted. Row r goes to output index[r].
+    values: float32, float64, int32 or uint32 array [M] or [M, C]. index: integer array
+        [M], any order, every entry in [0, num_segments); int32 and int64 are used as
+        they are, other integer dtypes (NumPy/CPU) are converted. Row r goes to output
+        index[r].
     op: "sum", "mean", "min" or "max". An output no row reaches gives 0 (arg -1).
         int32 sums wrap, integer means truncate.
     return_arg: for min/max also return the row of each winner (ties -> lower row,
         NaN beats every number).
-    Returns out [num_segments] or [num_segments, C] (and arg, int64, same shape).
-    Float sums are reproducible for a fixed thread count. Bad input raises ValueError.
+    Returns out [num_segments] or [num_segments, C] of values' dtype (and arg, int64,
+    same shape). Float sums are reproducible on CPU for a fixed thread count (CUDA:
+    atomics, the last bits may vary).
+    
+    Arrays: NumPy arrays or any DLPack tensor (PyTorch, CuPy, ...), all on one device;
+    zero-copy when C-contiguous with the right dtype (CUDA inputs must be), CUDA runs on
+    the caller's current stream, results come back in the caller's framework.
+    Bad input raises ValueError naming the argument.
     """
-def segment_reduce(values: numpy.ndarray, offsets: numpy.ndarray, op: str = 'sum', return_arg: bool = False) -> typing.Any:
+def segment_reduce(values: typing.Any, offsets: typing.Any, op: str = 'sum', return_arg: bool = False) -> typing.Any:
     """
     Reduce the rows of each offset-delimited segment.
     
-    values: float32, int32 or uint32 array [M] or [M, C] (used without a copy when
-        C-contiguous). offsets: integer array [S+1], offsets[0] == 0, offsets[S] == M,
-        nondecreasing; segment s is rows offsets[s]:offsets[s+1].
-    op: "sum", "mean", "min" or "max". An empty segment gives 0 (arg -1).
+    values: float32, float64, int32 or uint32 array [M] or [M, C]. offsets: integer
+        array [S+1], offsets[0] == 0, offsets[S] == M, nondecreasing; segment s is rows
+        offsets[s]:offsets[s+1].
+    op: "sum", "mean", "min" or "max". An empty segment gives 0 (arg -1). Float sums
+        accumulate in the input's precision in a fixed order (bitwise reproducible).
     return_arg: for min/max also return the row of each winner (ties -> lower row).
-    Returns out [S] or [S, C] (and arg, int64, same shape). Bad input raises ValueError.
+    Returns out [S] or [S, C] of values' dtype (and arg, int64, same shape).
+    
+    Arrays: NumPy arrays or any DLPack tensor (PyTorch, CuPy, ...), all on one device.
+    C-contiguous inputs of the right dtype are used without a copy; other NumPy/CPU
+    inputs are converted once (offsets of another integer type become int64); CUDA
+    inputs must already be C-contiguous with the right dtype, and run on the caller's
+    current stream. Results come back in the caller's framework (torch in -> torch
+    out, NumPy in -> NumPy out), wrapping our buffer without a copy.
+    Bad input raises ValueError naming the argument.
     """
-def sort_by_key(keys: numpy.ndarray, values: typing.Any = None) -> tuple:
+def sort_by_key(keys: typing.Any, values: typing.Any = None) -> tuple:
     """
     Stable sort of integer keys, carrying a permutation or values.
     
-    keys: 1-D int32, int64 or uint32 array [E] (used without a copy when C-contiguous).
+    keys: 1-D int32, int64 or uint32 array [E].
     values: optional 1-D array [E] of int32, uint32, int64, float32 or float64.
     Returns (sorted_keys, permutation) with permutation int64 and
     sorted_keys == keys[permutation]; or, with values, (sorted_keys, values[permutation]).
     Stable: equal keys keep their input order (like numpy.argsort(kind="stable")).
     Bad input raises ValueError.
+    
+    keys/values: NumPy arrays or any DLPack tensors, CPU or CUDA, on one device (used
+    without a copy when C-contiguous; non-contiguous CPU input is copied once). CUDA
+    runs on the caller's current stream; results come back in the caller's framework
+    (torch in -> torch out).
     """
-def spmm(offsets: numpy.ndarray, indices: numpy.ndarray, x: numpy.ndarray, weights: typing.Any = None, op: str = 'sum', return_arg: bool = False) -> typing.Any:
+def spmm(offsets: typing.Any, indices: typing.Any, x: typing.Any, weights: typing.Any = None, op: str = 'sum', return_arg: bool = False) -> typing.Any:
     """
     Fused gather-reduce over a CSR graph: out[v] = op over edges e of row v of w_e * x[indices[e]].
     
@@ -367,16 +441,22 @@ def spmm(offsets: numpy.ndarray, indices: numpy.ndarray, x: numpy.ndarray, weigh
         edges of destination row v are offsets[v]:offsets[v+1].
     indices: int32 or int64 array [E] (other integer types are converted), the source row
         of each edge, in [0, N).
-    x: float32 array [N] or [N, C] (used without a copy when C-contiguous).
-    weights: optional float32 array [E] of edge weights (default: all 1).
+    x: float32 or float64 array [N] or [N, C].
+    weights: optional array [E] of edge weights, x's dtype (default: all 1).
     op: "sum", "mean" (weighted sum / edge count), "min" or "max". An empty row gives 0.
     return_arg: for min/max also return arg, the edge position e of each winner (ties ->
         lower e; -1 for an empty row).
     The [E, C] message matrix is never built. With (offsets, indices, weights) a CSR
     sparse matrix [S, N], op "sum" is the sparse x dense product.
-    Returns out [S] or [S, C] (and arg, int64, same shape). Bad input raises ValueError.
+    Returns out [S] or [S, C] of x's dtype (and arg, int64, same shape).
+    
+    Arrays (every spmm function): NumPy arrays or any DLPack tensor (PyTorch, CuPy, ...),
+    all on one device; zero-copy when C-contiguous with the right dtype (CUDA inputs
+    must be; NumPy/CPU inputs are otherwise converted once); CUDA runs on the caller's
+    current stream; results come back in the caller's framework (torch in -> torch out).
+    Bad input raises ValueError naming the argument.
     """
-def spmm_arg_backward(t_offsets: numpy.ndarray, t_indices: numpy.ndarray, t_edge_ids: numpy.ndarray, grad_out: numpy.ndarray, arg: numpy.ndarray, weights: typing.Any = None) -> typing.Any:
+def spmm_arg_backward(t_offsets: typing.Any, t_indices: typing.Any, t_edge_ids: typing.Any, grad_out: typing.Any, arg: typing.Any, weights: typing.Any = None) -> typing.Any:
     """
     Gradient of spmm min/max w.r.t. x, routed through the forward's arg.
     
@@ -384,22 +464,23 @@ def spmm_arg_backward(t_offsets: numpy.ndarray, t_indices: numpy.ndarray, t_edge
     with arg[v, c] == e. Arguments as in spmm_backward; arg is spmm's arg [S] or [S, C].
     Returns grad_x [N] or [N, C].
     """
-def spmm_backward(t_offsets: numpy.ndarray, t_indices: numpy.ndarray, grad_out: numpy.ndarray, t_edge_ids: typing.Any = None, weights: typing.Any = None, op: str = 'sum', offsets: typing.Any = None) -> typing.Any:
+def spmm_backward(t_offsets: typing.Any, t_indices: typing.Any, grad_out: typing.Any, t_edge_ids: typing.Any = None, weights: typing.Any = None, op: str = 'sum', offsets: typing.Any = None) -> typing.Any:
     """
     Gradient of spmm (sum or mean) w.r.t. x, as a gather over the transposed CSR.
     
     t_offsets [N+1], t_indices [E] (the destination row of each edge, grouped by source),
     t_edge_ids [E] (the forward CSR position of each; needed with weights in forward order),
-    grad_out [S] or [S, C] float32, weights [E] (forward order; transposed order when
+    grad_out [S] or [S, C] float32 or float64 (weights: the same dtype), weights [E] (forward order; transposed order when
     t_edge_ids is None), op "sum" or "mean" (mean needs the forward offsets [S+1]).
     Returns grad_x [N] or [N, C].
     """
-def spmm_weight_backward(offsets: numpy.ndarray, indices: numpy.ndarray, x: numpy.ndarray, grad_out: numpy.ndarray, op: str = 'sum', arg: typing.Any = None) -> typing.Any:
+def spmm_weight_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any, grad_out: typing.Any, op: str = 'sum', arg: typing.Any = None) -> typing.Any:
     """
     Gradient of spmm w.r.t. the edge weights: grad_w[e] = sum_c grad_out[v, c] * x[indices[e], c].
     
     mean divides by the row's edge count; min/max (arg required) count only the columns
-    whose winner is e. Returns grad_w [E] float32 in CSR order.
+    whose winner is e. x and grad_out: float32 or float64 (one dtype).
+    Returns grad_w [E] of that dtype in CSR order.
     """
 def unique(keys: typing.Any) -> typing.Any:
     """

@@ -1,0 +1,50 @@
+"""The one place where torch tensors cross into the edgewise bindings and back.
+
+CPU tensors travel as NumPy views (no copy for contiguous tensors of the dtype the
+binding expects); tensors on other devices are handed over as they are, for
+bindings that take DLPack objects, and results that are not NumPy arrays come back
+through ``torch.from_dlpack``. Switching the CPU path to DLPack is a change here only.
+"""
+
+import numpy as np
+import torch
+
+from .. import _edgewise
+
+
+def to_engine(value):
+    """A binding argument from a tensor (other values pass through)."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    value = value.detach()
+    if value.device.type == "cpu":
+        return value.contiguous().numpy()
+    return value.contiguous()
+
+
+def from_engine(value):
+    """A tensor from a binding result (tuples element-wise)."""
+    if isinstance(value, tuple):
+        return tuple(from_engine(v) for v in value)
+    if isinstance(value, torch.Tensor):  # DLPack bindings answer in the caller's framework
+        return value
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(value)
+    if hasattr(value, "__dlpack__"):
+        return torch.from_dlpack(value)
+    return value
+
+
+def call(name, *args, device=None, **kwargs):
+    """Run binding ``name`` on tensors; results are moved to ``device`` when given."""
+    fn = getattr(_edgewise, name)
+    result = from_engine(fn(*(to_engine(a) for a in args), **{k: to_engine(v) for k, v in kwargs.items()}))
+    if device is None:
+        return result
+    if isinstance(result, tuple):
+        return tuple(r.to(device) for r in result)
+    return result.to(device)
+
+
+def has_binding(name):
+    return hasattr(_edgewise, name)

@@ -1,0 +1,59 @@
+"""Per-graph structure (CSR, GCN normalisation) cached for a given edge_index tensor.
+
+An entry is served only for the very tensor it was built from, unchanged: the key
+holds the tensor's identity (a weak reference, so a freed tensor whose id is reused
+never matches), its version counter (bumped by in-place ops), shape, dtype and
+device, and a copy of its contents is compared exactly (writes that bypass the
+version counter, e.g. through ``.data`` or a NumPy view, are caught there).
+Under torch.compile the structure is rebuilt inside the graph instead.
+"""
+
+import weakref
+
+import torch
+
+
+class _Entry:
+    __slots__ = ("ref", "version", "contents", "value")
+
+    def __init__(self, tensor, value):
+        self.ref = weakref.ref(tensor)
+        self.version = tensor._version
+        self.contents = tensor.detach().clone()
+        self.value = value
+
+    def serves(self, tensor):
+        return (
+            self.ref() is tensor
+            and self.version == tensor._version
+            and self.contents.shape == tensor.shape
+            and self.contents.dtype == tensor.dtype
+            and self.contents.device == tensor.device
+            and torch.equal(self.contents, tensor)
+        )
+
+
+class GraphCache:
+    """At most ``capacity`` graphs, least recently used dropped first."""
+
+    def __init__(self, capacity=2):
+        self.capacity = capacity
+        self._entries = {}  # (id(tensor), variant) -> _Entry
+        self.builds = 0  # how many times a structure was built (tests read it)
+
+    def get(self, edge_index, variant, build):
+        """The structure ``build()`` gives for edge_index, cached under ``variant``."""
+        if torch.compiler.is_compiling():
+            return build()
+        key = (id(edge_index), variant)
+        entry = self._entries.pop(key, None)
+        if entry is None or not entry.serves(edge_index):
+            self.builds += 1
+            entry = _Entry(edge_index, build())
+        self._entries[key] = entry  # most recent last
+        while len(self._entries) > self.capacity:
+            del self._entries[next(iter(self._entries))]
+        return entry.value
+
+    def clear(self):
+        self._entries.clear()

@@ -1,0 +1,215 @@
+"""GCNConv, SAGEConv and GINConv on the fused edgewise spmm.
+
+Constructor arguments, parameter names and shapes follow PyG, so a PyG layer's
+state_dict loads into these and the outputs agree. Messages are never materialised
+as an [E, C] tensor: aggregation is one gather-reduce over a CSR by destination,
+built once per edge_index and cached (see _graph_cache).
+"""
+
+import math
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..ops import CSR, spmm_csr
+from ._graph_cache import GraphCache
+
+_structures = GraphCache()
+
+
+def _check_edge_index(edge_index, num_nodes, layer):
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError(f"{layer}: edge_index must be [2, E] (got shape {tuple(edge_index.shape)})")
+    if edge_index.dtype not in (torch.int32, torch.int64):
+        raise ValueError(f"{layer}: edge_index must be int32 or int64 (got {edge_index.dtype})")
+
+
+def _with_self_loops(edge_index, edge_weight, num_nodes, fill_value):
+    """PyG's add_remaining_self_loops with static shapes: existing self loops stay in
+    place with weight 0, one loop per node is appended carrying the existing loop's
+    weight (fill_value where a node had none)."""
+    src, dst = edge_index[0], edge_index[1]
+    is_loop = src == dst
+    loops = torch.arange(num_nodes, device=edge_index.device, dtype=edge_index.dtype)
+    edge_index = torch.cat([edge_index, loops.unsqueeze(0).expand(2, -1)], dim=1)
+    if edge_weight is None:
+        # PyG gives every edge, loops included, weight 1 when no weights are passed
+        # (fill_value then plays no part).
+        ones = torch.ones(src.size(0), device=src.device)
+        weight = torch.cat([ones.masked_fill(is_loop, 0.0), torch.ones(num_nodes, device=src.device)])
+        return edge_index, weight
+    target = torch.where(is_loop, src.to(torch.int64), torch.full_like(src, num_nodes, dtype=torch.int64))
+    loop_weight = edge_weight.new_full((num_nodes + 1,), fill_value).scatter(0, target, edge_weight)[:num_nodes]
+    weight = torch.cat([edge_weight.masked_fill(is_loop, 0.0), loop_weight])
+    return edge_index, weight
+
+
+def _gcn_norm(edge_index, weight, num_nodes):
+    """w[e] * deg^-1/2[src] * deg^-1/2[dst], deg = weighted in-degree (PyG's gcn_norm)."""
+    src, dst = edge_index[0], edge_index[1]
+    deg = weight.new_zeros(num_nodes).index_add_(0, dst, weight)
+    inv_sqrt = deg.pow(-0.5).masked_fill(deg == 0, 0.0)
+    return inv_sqrt[src] * weight * inv_sqrt[dst]
+
+
+def _glorot_(weight):
+    bound = math.sqrt(6.0 / (weight.size(-2) + weight.size(-1)))
+    with torch.no_grad():
+        weight.uniform_(-bound, bound)
+
+
+class GCNConv(torch.nn.Module):
+    """Kipf & Welling's graph convolution: out = D^-1/2 (A + I) D^-1/2 X W + b (PyG's GCNConv).
+
+    improved: self loops weigh 2 (as in PyG, only when edge weights are passed).
+    cached: accepted for PyG compatibility; the normalised graph is always cached per
+    edge_index tensor and rebuilt whenever that tensor changes or a new one is passed.
+    add_self_loops (default: normalize), normalize, bias: as PyG.
+    """
+
+    def __init__(
+        self, in_channels: int, out_channels: int, improved: bool = False, cached: bool = False,
+        add_self_loops: Optional[bool] = None, normalize: bool = True, bias: bool = True,
+    ):
+        super().__init__()
+        if add_self_loops is None:
+            add_self_loops = normalize
+        if add_self_loops and not normalize:
+            raise ValueError("GCNConv: add_self_loops=True needs normalize=True (as in PyG)")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.improved, self.cached = improved, cached
+        self.add_self_loops, self.normalize = add_self_loops, normalize
+        self.lin = torch.nn.Linear(in_channels, out_channels, bias=False)
+        if bias:
+            self.bias = torch.nn.Parameter(torch.empty(out_channels))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _glorot_(self.lin.weight)
+        if self.bias is not None:
+            torch.nn.init.zeros_(self.bias)
+
+    def _graph(self, edge_index, edge_weight, num_nodes):
+        """(CSR, weights in CSR order or None)."""
+        fill = 2.0 if self.improved else 1.0
+        if not self.normalize:
+            csr = _structures.get(edge_index, ("plain", num_nodes), lambda: CSR.from_edge_index(edge_index, num_nodes))
+            return csr, None if edge_weight is None else csr.to_csr_order(edge_weight)
+
+        def build(weight):
+            ei = edge_index.to(torch.int64)
+            if self.add_self_loops:
+                ei, weight = _with_self_loops(ei, weight, num_nodes, fill)
+            elif weight is None:
+                weight = torch.ones(ei.size(1), device=ei.device)
+            csr = CSR.from_edge_index(ei, num_nodes)
+            return csr, csr.to_csr_order(_gcn_norm(ei, weight, num_nodes))
+
+        if edge_weight is None:
+            return _structures.get(edge_index, ("gcn", num_nodes, self.add_self_loops), lambda: build(None))
+        # Weighted: the normalisation is recomputed (differentiable in edge_weight).
+        return build(edge_weight)
+
+    def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
+        _check_edge_index(edge_index, x.size(0), "GCNConv")
+        csr, weight = self._graph(edge_index, edge_weight, x.size(0))
+        if weight is not None and weight.dtype != x.dtype:
+            weight = weight.to(x.dtype)
+        out = spmm_csr(csr, self.lin(x), weight, "sum")
+        if self.bias is not None:
+            out = out + self.bias
+        return out
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.in_channels}, {self.out_channels})"
+
+
+def _plain_graph(edge_index, edge_weight, num_nodes):
+    csr = _structures.get(edge_index, ("plain", num_nodes), lambda: CSR.from_edge_index(edge_index, num_nodes))
+    return csr, None if edge_weight is None else csr.to_csr_order(edge_weight)
+
+
+class SAGEConv(torch.nn.Module):
+    """GraphSAGE: out = lin_l(aggr_{u -> v} x_u) + lin_r(x_v) (PyG's SAGEConv).
+
+    aggr: "mean", "max" or "sum" (an isolated node aggregates to 0); normalize: L2-
+    normalise each output row; root_weight: add lin_r(x); project: x_u <- relu(lin(x_u))
+    before aggregating; bias: lin_l's bias. edge_weight (an extension: PyG's SAGEConv
+    takes none) scales each message.
+    """
+
+    def __init__(
+        self, in_channels, out_channels: int, aggr: str = "mean", normalize: bool = False,
+        root_weight: bool = True, project: bool = False, bias: bool = True,
+    ):
+        super().__init__()
+        if aggr not in ("mean", "max", "sum", "add"):
+            raise ValueError(f"SAGEConv: aggr must be 'mean', 'max' or 'sum' (got {aggr!r})")
+        if isinstance(in_channels, int):
+            in_channels = (in_channels, in_channels)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.aggr = "sum" if aggr == "add" else aggr
+        self.normalize, self.root_weight, self.project = normalize, root_weight, project
+        if project:
+            self.lin = torch.nn.Linear(in_channels[0], in_channels[0], bias=True)
+        self.lin_l = torch.nn.Linear(in_channels[0], out_channels, bias=bias)
+        if root_weight:
+            self.lin_r = torch.nn.Linear(in_channels[1], out_channels, bias=False)
+
+    def reset_parameters(self):
+        for lin in (getattr(self, "lin", None), self.lin_l, getattr(self, "lin_r", None)):
+            if lin is not None:
+                lin.reset_parameters()
+
+    def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
+        _check_edge_index(edge_index, x.size(0), "SAGEConv")
+        x_root = x
+        if self.project:
+            x = F.relu(self.lin(x))
+        csr, weight = _plain_graph(edge_index, edge_weight, x.size(0))
+        out = self.lin_l(spmm_csr(csr, x, weight, self.aggr))
+        if self.root_weight:
+            out = out + self.lin_r(x_root)
+        if self.normalize:
+            out = F.normalize(out, p=2.0, dim=-1)
+        return out
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.in_channels[0]}, {self.out_channels}, aggr={self.aggr})"
+
+
+class GINConv(torch.nn.Module):
+    """Graph isomorphism network layer: out = nn((1 + eps) x_v + sum_{u -> v} x_u) (PyG's GINConv).
+
+    eps is a parameter when train_eps, else a buffer (both named ``eps``, shape [1]).
+    edge_weight (an extension) scales each message.
+    """
+
+    def __init__(self, nn: torch.nn.Module, eps: float = 0.0, train_eps: bool = False):
+        super().__init__()
+        self.nn = nn
+        self.initial_eps = eps
+        if train_eps:
+            self.eps = torch.nn.Parameter(torch.empty(1))
+        else:
+            self.register_buffer("eps", torch.empty(1))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if hasattr(self.nn, "reset_parameters"):
+            self.nn.reset_parameters()
+        with torch.no_grad():
+            self.eps.fill_(self.initial_eps)
+
+    def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
+        _check_edge_index(edge_index, x.size(0), "GINConv")
+        csr, weight = _plain_graph(edge_index, edge_weight, x.size(0))
+        out = spmm_csr(csr, x, weight, "sum") + (1 + self.eps) * x
+        return self.nn(out)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(nn={self.nn})"
