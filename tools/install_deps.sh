@@ -3,7 +3,8 @@
 # Idempotent: installs only what is missing. Run as root (or with sudo available).
 set -euo pipefail
 
-apt_packages=(cmake ninja-build g++ libeigen3-dev libgtest-dev pybind11-dev zlib1g-dev python3-dev)
+apt_packages=(cmake ninja-build g++ libeigen3-dev libgtest-dev pybind11-dev zlib1g-dev python3-dev
+              clang clang-14 libclang-rt-14-dev libomp-14-dev)  # the last line: tools/fuzz.sh (libFuzzer)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
