@@ -4,11 +4,11 @@
 # only: new inputs go to a scratch folder). Exits non-zero when any target finds a
 # crash, a sanitizer report, a leak, a timeout or an out-of-memory; the inputs
 # that did it are kept in build/fuzz/artifacts/ (rerun one: build/fuzz/fuzz/<target> <file>).
-# Usage: tools/fuzz.sh [seconds-per-target]   (default 40, CI's budget; longer on demand)
+# Usage: tools/fuzz.sh [seconds-per-target]   (default 30: CI's budget; longer on demand)
 #        FUZZ_TARGETS="fuzz_npz fuzz_graph" tools/fuzz.sh 600   (a subset)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-40}
+seconds=${1:-30}
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 

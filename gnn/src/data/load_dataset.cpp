@@ -141,6 +141,10 @@ class Loader {
     require("edge_index");
     d.num_nodes = archive_.read("num_nodes").scalar<int64_t>();
     if (d.num_nodes < 0) fail("num_nodes", "is negative (" + std::to_string(d.num_nodes) + ")");
+    // Graphs index nodes with int32; a larger count is unusable, and validation's
+    // per-node bookkeeping must not be attempted for it.
+    if (d.num_nodes >= (int64_t{1} << 31))
+      fail("num_nodes", "is " + std::to_string(d.num_nodes) + ", more than the 2^31 - 1 nodes a graph can index");
     std::vector<int64_t> shape;
     d.edge_index = int64_array("edge_index", &shape);
     if (shape.size() != 2 || shape[0] != 2) fail("edge_index", "must have shape (2, E), got " + shape_str(shape));
@@ -155,7 +159,10 @@ class Loader {
     if (has("num_classes")) {
       d.num_classes = archive_.read("num_classes").scalar<int64_t>();
     } else if (!d.labels.empty()) {
-      d.num_classes = *std::max_element(d.labels.begin(), d.labels.end()) + 1;
+      const int64_t max_label = *std::max_element(d.labels.begin(), d.labels.end());
+      if (max_label == std::numeric_limits<int64_t>::max())
+        fail("node_label", "holds " + std::to_string(max_label) + ", too large for a class id");
+      d.num_classes = max_label + 1;
     }
     const std::pair<const char*, std::vector<int64_t>*> splits[] = {
         {"train_idx", &d.train_idx}, {"valid_idx", &d.valid_idx}, {"test_idx", &d.test_idx}};
