@@ -93,6 +93,8 @@ def dataset_corpus():
     bad = dataset()
     bad["edge_index"] = np.array([[0, 7], [1, 0]], dtype="<i8")
     write(t, "edge_out_of_range.npz", npz(bad, compressed=False))
+    write(t, "label_int64_max.npz",
+          npz({**dataset(splits=False), "node_label": np.array([0, 1, 0, 2**63 - 1], "<i8")}, compressed=False))
     write(t, "huge_num_nodes.npz",
           npz({"num_nodes": np.array(2**40, "<i8"), "edge_index": np.zeros((2, 0), "<i8")}, compressed=False))
 
