@@ -112,7 +112,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const uint8_t mode = in.take<uint8_t>();
   int64_t n = in.take<int64_t>();
   // Large valid node counts cost O(n) memory by design; keep them small.
-  if (!(mode & 1) || (n > (int64_t{1} << 16) && n < (int64_t{1} << 31))) n = static_cast<int64_t>(static_cast<uint64_t>(n) % 64);
+  if (!(mode & 1) || (n > (int64_t{1} << 16) && n < (int64_t{1} << 31)))
+    n = static_cast<int64_t>(static_cast<uint64_t>(n) % 64);
   const bool wide = mode & 2, weighted = mode & 4, mismatch = mode & 8;
   std::vector<int64_t> src, dst;
   std::vector<float> w;

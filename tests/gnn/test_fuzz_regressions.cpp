@@ -19,11 +19,15 @@ using gnn::DataFileError;
 using gnn::FeatureFormat;
 using gnn::LoadOptions;
 
+struct Int64Array {
+  std::string key;
+  std::vector<int64_t> shape, values;
+};
+
 // An .npz of stored int64 members.
-Bytes int64_npz(const std::vector<std::pair<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>>>& arrays) {
+Bytes int64_npz(const std::vector<Int64Array>& arrays) {
   std::vector<ZipMember> members;
-  for (const auto& [key, value] : arrays)
-    members.push_back({key + ".npy", npy_of("<i8", value.second, value.first), false});
+  for (const Int64Array& a : arrays) members.push_back({a.key + ".npy", npy_of("<i8", a.values, a.shape), false});
   return make_zip(members);
 }
 
@@ -45,7 +49,7 @@ TEST(FuzzRegressions, DatasetWithMoreNodesThanTheEngineIndexes) {
   TempDir dir;
   const auto path = dir.file("huge.npz");
   for (int64_t n : {int64_t{1} << 40, std::numeric_limits<int64_t>::max()}) {
-    write_file(path, int64_npz({{"num_nodes", {{}, {n}}}, {"edge_index", {{2, 0}, {}}}}));
+    write_file(path, int64_npz({{"num_nodes", {}, {n}}, {"edge_index", {2, 0}, {}}}));
     for (FeatureFormat format : {FeatureFormat::Auto, FeatureFormat::Dense, FeatureFormat::Sparse}) {
       LoadOptions options;
       options.features = format;
@@ -60,9 +64,9 @@ TEST(FuzzRegressions, DatasetWithMoreNodesThanTheEngineIndexes) {
 TEST(FuzzRegressions, DatasetLabelAtInt64Max) {
   TempDir dir;
   const auto path = dir.file("label.npz");
-  write_file(path, int64_npz({{"num_nodes", {{}, {2}}},
-                              {"edge_index", {{2, 1}, {0, 1}}},
-                              {"node_label", {{2}, {0, std::numeric_limits<int64_t>::max()}}}}));
+  write_file(path, int64_npz({{"num_nodes", {}, {2}},
+                              {"edge_index", {2, 1}, {0, 1}},
+                              {"node_label", {2}, {0, std::numeric_limits<int64_t>::max()}}}));
   expect_data_error([&] { gnn::load_dataset(path.string()); }, {"label.npz", "node_label", "9223372036854775807"});
 }
 
