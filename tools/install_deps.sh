@@ -9,7 +9,8 @@ with_test_deps=0
 [ "${1:-}" = "--test" ] && with_test_deps=1
 
 apt_packages=(cmake ninja-build g++ libeigen3-dev libgtest-dev pybind11-dev zlib1g-dev python3-dev
-  libcli11-dev nlohmann-json3-dev libdlpack-dev)
+  libcli11-dev nlohmann-json3-dev libdlpack-dev
+  clang clang-14 libclang-rt-14-dev libomp-14-dev)  # the last line: tools/fuzz.sh (libFuzzer)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -13,3 +13,6 @@ ctest --preset ci "$@"
 # ctest lists skipped tests without saying why; say it once.
 reason=$(build/ci/tests/test_kernels --gtest_filter='*/CUDA' 2>&1 | grep -m1 'CUDA case not run' || true)
 if [ -n "$reason" ]; then echo "gpu-labelled tests were skipped: $reason"; fi
+# The CPU suite under ASan + UBSan, then the fuzz targets for a bounded time.
+tools/sanitize.sh
+tools/fuzz.sh "${EDGEWISE_FUZZ_SECONDS:-30}"

@@ -1,0 +1,74 @@
+// Regression tests for inputs the fuzz targets (fuzz/) found: each file here made
+// a reader crash, abort or hit undefined behaviour before its fix; now it must
+// throw the library's error (DataFileError for data files). Small archives are
+// written byte by byte with npz_writer.hpp.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "edgewise/gnn/dataset.hpp"
+#include "npz_writer.hpp"
+
+namespace edgewise::test {
+namespace {
+
+using gnn::DataFileError;
+using gnn::FeatureFormat;
+using gnn::LoadOptions;
+
+struct Int64Array {
+  std::string key;
+  std::vector<int64_t> shape, values;
+};
+
+// An .npz of stored int64 members.
+Bytes int64_npz(const std::vector<Int64Array>& arrays) {
+  std::vector<ZipMember> members;
+  for (const Int64Array& a : arrays) members.push_back({a.key + ".npy", npy_of("<i8", a.values, a.shape), false});
+  return make_zip(members);
+}
+
+template <class Fn>
+void expect_data_error(Fn&& fn, std::initializer_list<std::string> parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no DataFileError thrown";
+  } catch (const DataFileError& e) {
+    const std::string msg = e.what();
+    for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+  }
+}
+
+// A 100-byte file declaring 2^40 nodes (and no edges or features) made the loader
+// allocate per-node bookkeeping for all of them: std::bad_alloc (or a sanitizer
+// abort) instead of an error. Node counts the engine cannot index are refused.
+TEST(FuzzRegressions, DatasetWithMoreNodesThanTheEngineIndexes) {
+  TempDir dir;
+  const auto path = dir.file("huge.npz");
+  for (int64_t n : {int64_t{1} << 40, std::numeric_limits<int64_t>::max()}) {
+    write_file(path, int64_npz({{"num_nodes", {}, {n}}, {"edge_index", {2, 0}, {}}}));
+    for (FeatureFormat format : {FeatureFormat::Auto, FeatureFormat::Dense, FeatureFormat::Sparse}) {
+      LoadOptions options;
+      options.features = format;
+      expect_data_error([&] { gnn::load_dataset(path.string(), options); },
+                        {"huge.npz", "num_nodes", std::to_string(n)});
+    }
+  }
+}
+
+// A label of INT64_MAX (and no num_classes key) overflowed max(label) + 1: signed
+// overflow, undefined behaviour.
+TEST(FuzzRegressions, DatasetLabelAtInt64Max) {
+  TempDir dir;
+  const auto path = dir.file("label.npz");
+  write_file(path, int64_npz({{"num_nodes", {}, {2}},
+                              {"edge_index", {2, 1}, {0, 1}},
+                              {"node_label", {2}, {0, std::numeric_limits<int64_t>::max()}}}));
+  expect_data_error([&] { gnn::load_dataset(path.string()); }, {"label.npz", "node_label", "9223372036854775807"});
+}
+
+}  // namespace
+}  // namespace edgewise::test

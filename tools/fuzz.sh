@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (preset `fuzz`: clang, ASan + UBSan, CPU only) and
+# runs each for a bounded time on its seed corpus (fuzz/corpus/<target>/, read
+# only: new inputs go to a scratch folder). Exits non-zero when any target finds a
+# crash, a sanitizer report, a leak, a timeout or an out-of-memory; the inputs
+# that did it are kept in build/fuzz/artifacts/ (rerun one: build/fuzz/fuzz/<target> <file>).
+# Usage: tools/fuzz.sh [seconds-per-target]   (default 30: CI's budget; longer on demand)
+#        FUZZ_TARGETS="fuzz_npz fuzz_graph" tools/fuzz.sh 600   (a subset)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz
+
+bin=build/fuzz/fuzz
+artifacts=build/fuzz/artifacts
+mkdir -p "$artifacts"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+targets=${FUZZ_TARGETS:-$(cd "$bin" && find . -maxdepth 1 -type f -executable -name 'fuzz_*' -printf '%f\n' | sort)}
+
+# One OpenMP thread: reproducible runs, and libFuzzer's timeout measures one input's work.
+export OMP_NUM_THREADS=1
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+failed=()
+for t in $targets; do
+  mkdir -p "$scratch/$t"
+  args=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=16384 -print_final_stats=1
+        -artifact_prefix="$artifacts/$t-")
+  [ -f "fuzz/dict/$t.dict" ] && args+=(-dict="fuzz/dict/$t.dict")
+  corpora=("$scratch/$t")
+  [ -d "fuzz/corpus/$t" ] && corpora+=("fuzz/corpus/$t")
+  echo "=== $t: ${seconds}s"
+  if ! "$bin/$t" "${args[@]}" "${corpora[@]}" >"$scratch/$t.log" 2>&1; then
+    failed+=("$t")
+    tail -n 60 "$scratch/$t.log"
+  else
+    grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)|cov: .* corp:' "$scratch/$t.log" | tail -n 4
+  fi
+done
+if ((${#failed[@]})); then
+  echo "fuzz: FAILED: ${failed[*]} (reproducers in $artifacts/)" >&2
+  exit 1
+fi
+echo "fuzz: all targets ran ${seconds}s without findings"
