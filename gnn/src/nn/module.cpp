@@ -41,8 +41,9 @@ void Module::check_state_dict(const StateDict& state) const {
                t->shape_str(), " but the parameter has shape ", p.value().shape_str());
   }
   for (const auto& [key, value] : state) {
+    const std::string& wanted = key;  // clang 14 cannot capture structured bindings
     const bool known =
-        std::any_of(named.begin(), named.end(), [&](const auto& entry) { return entry.first == key; });
+        std::any_of(named.begin(), named.end(), [&](const auto& entry) { return entry.first == wanted; });
     EW_REQUIRE(known, "load_state_dict: unexpected key '", key, "' (shape ", value.shape_str(),
                ") names no parameter of ", describe());
   }
