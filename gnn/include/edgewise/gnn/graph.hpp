@@ -82,6 +82,15 @@ class Graph {
   // The same graph with these edge weights ([E] in CSR order).
   Graph with_edge_weight(const Tensor& weight_csr_order) const;
 
+  // Batched edge lookup: out[i] is the CSR position (the order of sources(),
+  // destinations() and edge_weight(); edge_ids()[k] maps it back to the input order)
+  // of an edge src[i] -> dst[i], or -1 when there is none. With duplicate edges it
+  // is the smallest such position. src and dst must have equal lengths and ids in
+  // [0, num_nodes) (std::invalid_argument naming the argument and position
+  // otherwise). Runs on the host; a graph on another device is refused
+  // (std::invalid_argument): move it with to(Device::cpu()) first.
+  std::vector<int64_t> find_edges(std::span<const int64_t> src, std::span<const int64_t> dst) const;
+
   // A copy on `device` (same device: this graph).
   Graph to(Device device) const;
   // Edges as COO in CSR order (src, dst) on the host — for tests and tools.
