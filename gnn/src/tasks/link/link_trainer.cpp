@@ -8,9 +8,9 @@
 
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/link_prediction.hpp"
-#include "edgewise/gnn/models.hpp"
 #include "edgewise/gnn/optim.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "tasks/link/gcn_link_encoder.hpp"
 #include "tasks/link/link_rng.hpp"
 
 namespace edgewise::gnn {
@@ -82,21 +82,17 @@ LinkTrainResult train_link_predictor(const LinkSplit& split, const NodeFeatures&
              device.str());
 
   Generator generator(options.seed);
-  ModelConfig config;
-  config.kind = ModelKind::GCN;
-  config.in_features = features.cols();
-  config.hidden_features = options.hidden_features;
-  config.out_features = options.out_features;
-  config.layers = options.layers;
-  config.dropout = options.dropout;
-  auto encoder = make_model(config, generator, device);
+  auto encoder = std::make_unique<link_detail::GcnLinkEncoder>(features.cols(), options.hidden_features,
+                                                               options.out_features, options.layers, options.dropout,
+                                                               generator, device);
   AdamOptions adam;
   adam.lr = options.lr;
   adam.weight_decay = options.weight_decay;
   Adam optimizer(encoder->parameters(), adam);
 
-  const Graph train_graph = split.train_graph.to(device);
-  const Graph test_graph = split.test_graph.to(device);
+  // Normalised once (A + I, D^-1/2 . D^-1/2): the encoder's layers do not normalise.
+  const Graph train_graph = split.train_graph.to(device).gcn_normalized();
+  const Graph test_graph = split.test_graph.to(device).gcn_normalized();
   const LabelledPairs valid = label(split.valid_pos, split.valid_neg, device);
   const LabelledPairs test = label(split.test_pos, split.test_neg, device);
 
