@@ -135,7 +135,8 @@ std::optional<std::string> check_flag_combinations(const Flags& f) {
   if (f.task == "link") {
     if (f.model != "gcn") return "--task link supports --model gcn only (got " + f.model + ")";
     for (const char* flag : {"--metrics", "--plot", "--checkpoint", "--checkpoint-every", "--resume", "--patience",
-                             "--select", "--optimizer"})
+                             "--select", "--optimizer", "--aggregation", "--form", "--sage-aggr", "--heads",
+                             "--output-heads", "--attention-dropout", "--nonfinite"})
       if (f.has(flag)) return std::string(flag) + " is not supported with --task link";
   } else if (f.has("--hits-k")) {
     return "--hits-k needs --task link";

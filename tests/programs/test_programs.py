@@ -356,6 +356,7 @@ BAD_LINK_FLAGS = [
     (["--task", "link", "--model", "sage"], "--task link supports --model gcn only (got sage)"),
     (["--task", "link", "--metrics", "/tmp/edgewise_link_m.csv"], "--metrics is not supported with --task link"),
     (["--task", "link", "--checkpoint", "/tmp/edgewise_link_c.npz"], "--checkpoint is not supported with --task link"),
+    (["--task", "link", "--aggregation", "scatter"], "--aggregation is not supported with --task link"),
     (["--hits-k", "10"], "--hits-k needs --task link"),
 ]
 

@@ -93,9 +93,9 @@ struct LinkTrainOptions {
   int64_t hidden_features = 128;  // GCN encoder: in -> hidden -> out (PyG link_pred.py)
   int64_t out_features = 64;
   int64_t layers = 2;
-  float dropout = 0.0f;
-  float lr = 0.01f;
-  float weight_decay = 0.0f;
+  float dropout = 0.0f;       // between layers
+  float lr = 0.01f;           // Adam
+  float weight_decay = 0.0f;  // L2 on every parameter
   int64_t epochs = 100;
   int64_t hits_k = 50;
   uint64_t seed = 0;       // initialisation, training negatives, dropout
@@ -118,10 +118,13 @@ struct LinkTrainResult {
   int64_t num_parameters = 0;
 };
 
-// Trains a GCN encoder with a dot-product decoder and BCE-with-logits loss on the
-// split's training links (each epoch: as many fresh negatives as training links)
-// and selects the epoch with the best validation AUC. `features` [N, F] lives on
-// `device`. Throws std::invalid_argument for a split without validation or test links.
+// Trains a GCN encoder (GCNConv layers, ReLU between them, PyG semantics) with a
+// dot-product decoder and BCE-with-logits loss on the split's training links (each
+// epoch: as many fresh negatives as training links, drawn against train_graph) and
+// selects the epoch with the best validation AUC. Validation links are scored over
+// train_graph, test links over test_graph. `features` [N, F] lives on `device`.
+// Throws std::invalid_argument for a split without validation or test links, and
+// when the training loss turns NaN or infinite (naming the epoch).
 LinkTrainResult train_link_predictor(const LinkSplit& split, const NodeFeatures& features,
                                      const LinkTrainOptions& options, Device device = Device::cpu());
 
