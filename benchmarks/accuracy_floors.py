@@ -32,7 +32,7 @@ CONFIGS = [
     ("gcn/amazon_photo", "amazon_photo", 90.0, ["--hidden", "64", "--normalize-features", "0", "--select", "last"]),
     ("gcn/coauthor_cs", "coauthor_cs", 90.0, ["--hidden", "64"]),
     # Link prediction, PyG link_pred.py's recipe (edgewise-train's --task link
-    # defaults): the floor is on test AUC (%). PyG itself, seeds 0-9: 90.3 ± 1.2.
+    # defaults): the floor is on test AUC (%). PyG itself (benchmarks/link_pred_pyg.py), seeds 0-9: 90.6 ± 1.3.
     ("gcn-link/cora", "cora", 90.0, ["--task", "link"]),
 ]
 
