@@ -6,6 +6,7 @@
 #include <numeric>
 #include <utility>
 
+#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"
 #include "edgewise/kernels/segment_reduce.hpp"
@@ -19,7 +20,7 @@ std::atomic<bool> g_deterministic{false};
 constexpr const char* kOp = "aggregate";
 
 // The graph was validated when it was built: kernels trust it (no per-call checks).
-Context& context_for(Device device) { return trusted_context(device); }
+Context& context_for(Device device) { return engine_context(device); }
 
 // offsets [0, 1, ..., n]: every row its own segment (turns spmm into a weighted gather).
 Buffer<int64_t> identity_offsets(int64_t n, Device device) {
