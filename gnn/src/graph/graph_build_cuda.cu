@@ -11,9 +11,9 @@
 
 namespace edgewise::gnn::graph_build::cuda {
 
-using gnn::detail::copy_to_host;
-using gnn::detail::for_each;
-using gnn::detail::on_device;
+using gnn::cuda_launch::copy_to_host;
+using gnn::cuda_launch::for_each;
+using gnn::cuda_launch::on_device;
 
 CooErrors first_invalid(VectorView<const int64_t> src, VectorView<const int64_t> dst, int64_t num_nodes,
                         VectorView<const float> weight) {

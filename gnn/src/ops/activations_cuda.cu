@@ -11,11 +11,11 @@ namespace edgewise::gnn::ops::cuda {
 
 namespace {
 
-using gnn::detail::grid_size;
-using gnn::detail::grid_thread_count;
-using gnn::detail::grid_thread_index;
-using gnn::detail::kBlock;
-using gnn::detail::on_device;
+using gnn::cuda_launch::grid_size;
+using gnn::cuda_launch::grid_thread_count;
+using gnn::cuda_launch::grid_thread_index;
+using gnn::cuda_launch::kBlock;
+using gnn::cuda_launch::on_device;
 
 __global__ void activation_kernel(Activation kind, float param, const float* __restrict__ x, int64_t n,
                                   float* __restrict__ y) {

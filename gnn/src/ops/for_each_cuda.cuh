@@ -11,7 +11,7 @@
 #include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/cuda_check.hpp"
 
-namespace edgewise::gnn::detail {
+namespace edgewise::gnn::cuda_launch {
 
 constexpr int kBlock = 256;
 // Enough blocks to fill any device several times over; grid-stride loops do the rest.
@@ -55,4 +55,4 @@ void copy_to_host(T* h_out, const T* d_in, int64_t n, cudaStream_t stream) {
   EW_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-}  // namespace edgewise::gnn::detail
+}  // namespace edgewise::gnn::cuda_launch

@@ -18,9 +18,9 @@ namespace {
 
 // Every launch, memset and copy below goes to the engine's stream for the device
 // (on_device), so the ops run in issue order with the kernels the engine calls.
-using gnn::detail::copy_to_host;
-using gnn::detail::for_each;
-using gnn::detail::on_device;
+using gnn::cuda_launch::copy_to_host;
+using gnn::cuda_launch::for_each;
+using gnn::cuda_launch::on_device;
 
 template <class T>
 std::vector<T> to_host(const T* d_data, int64_t n, cudaStream_t stream) {
