@@ -30,6 +30,15 @@ T element_at(VectorView<const T> v, int64_t i) {
   return value;
 }
 
+// A copy of a buffer on `device`, ordered on the engine's stream (Buffer::to would
+// use the default stream).
+template <class T>
+Buffer<T> copy_of(const Buffer<T>& b, Device device) {
+  Buffer<T> out(b.size(), device);
+  copy_bytes(out.data(), device, b.data(), b.device(), b.bytes(), engine_stream(device, b.device()));
+  return out;
+}
+
 // Part [begin, begin + size) of a buffer, as a view.
 template <class T>
 VectorView<T> part(Buffer<T>& b, int64_t begin, int64_t size) {
@@ -258,10 +267,10 @@ Graph Graph::with_edge_weight(const Tensor& weight) const {
   impl->num_nodes = num_nodes();
   impl->num_edges = num_edges();
   impl->device = device();
-  impl->offsets = offsets().to(device());
-  impl->sources = sources().to(device());
-  impl->destinations = destinations().to(device());
-  impl->edge_ids = edge_ids().to(device());
+  impl->offsets = copy_of(offsets(), device());
+  impl->sources = copy_of(sources(), device());
+  impl->destinations = copy_of(destinations(), device());
+  impl->edge_ids = copy_of(edge_ids(), device());
   impl->edge_weight = weight.reshape(num_edges(), 1).to(device());
   Graph g;
   g.impl_ = impl;
@@ -275,10 +284,10 @@ Graph Graph::to(Device target) const {
   impl->num_nodes = num_nodes();
   impl->num_edges = num_edges();
   impl->device = target;
-  impl->offsets = offsets().to(target);
-  impl->sources = sources().to(target);
-  impl->destinations = destinations().to(target);
-  impl->edge_ids = edge_ids().to(target);
+  impl->offsets = copy_of(offsets(), target);
+  impl->sources = copy_of(sources(), target);
+  impl->destinations = copy_of(destinations(), target);
+  impl->edge_ids = copy_of(edge_ids(), target);
   if (has_edge_weight()) impl->edge_weight = edge_weight().to(target);
   Graph g;
   g.impl_ = impl;

@@ -24,6 +24,9 @@ void* engine_stream(Device a, Device b);
 // cudaStream_t the caller owns and keeps alive) until the guard is destroyed, then
 // restores the previous stream. Guards nest. Work issued before the guard is not
 // waited for: synchronise the old stream first if the new one must see its results.
+// Code outside the engine that copies through the kernels' Buffer API uses the
+// default stream: give a blocking stream (cudaStreamCreate's default, which orders
+// itself with the default stream) unless all such copies are synchronised by hand.
 class StreamGuard {
  public:
   StreamGuard(Device device, void* stream);
