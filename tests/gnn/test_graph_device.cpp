@@ -216,12 +216,21 @@ TEST_P(GraphOnDevice, DevicePathEqualsCpuPath) {
     EXPECT_EQ(on_device.coo(), on_cpu.coo());
     EXPECT_EQ(on_device.offsets().to_host_vector(), on_cpu.offsets().to_host_vector());
     EXPECT_EQ(on_device.edge_ids().to_host_vector(), on_cpu.edge_ids().to_host_vector());
-    EXPECT_EQ(on_device.in_degree(true).to_host_vector(), on_cpu.in_degree(true).to_host_vector());
+    EXPECT_EQ(on_device.in_degree().to_host_vector(), on_cpu.in_degree().to_host_vector());
     EXPECT_EQ(on_device.out_degree().to_host_vector(), on_cpu.out_degree().to_host_vector());
+    // Weighted sums may be added in another order on another device (hubs split on
+    // the GPU): equal to rounding.
+    auto expect_close = [](const std::vector<float>& a, const std::vector<float>& b, const char* what) {
+      ASSERT_EQ(a.size(), b.size()) << what;
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_NEAR(a[i], b[i], 1e-6f * std::max(1.0f, std::abs(b[i]))) << what << " " << i;
+      }
+    };
+    expect_close(on_device.in_degree(true).to_host_vector(), on_cpu.in_degree(true).to_host_vector(), "in_degree");
+    expect_close(on_device.out_degree(true).to_host_vector(), on_cpu.out_degree(true).to_host_vector(), "out_degree");
     const Graph nd = on_device.gcn_normalized(), nc = on_cpu.gcn_normalized();
     EXPECT_EQ(nd.coo(), nc.coo());
-    EXPECT_EQ(nd.edge_weight().to_host_vector(), nc.edge_weight().to_host_vector())
-        << "the same float operations in the same order on both devices";
+    expect_close(nd.edge_weight().to_host_vector(), nc.edge_weight().to_host_vector(), "gcn weight");
   }
 }
 

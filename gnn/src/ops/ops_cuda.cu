@@ -276,7 +276,8 @@ void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const 
   float* ms = m.data();
   float* vs = v.data();
   const AdamStep s = step;
-  for_each(stream, param.numel(), [=] __device__(int64_t i) { ps[i] = core::adam(ps[i], gs[i], ms[i], vs[i], s, bias1, bias2); });
+  for_each(stream, param.numel(),
+           [=] __device__(int64_t i) { ps[i] = core::adam(ps[i], gs[i], ms[i], vs[i], s, bias1, bias2); });
 }
 
 void sgd_update(Tensor& param, const Tensor& grad, Tensor& buf, const SgdStep& step) {
