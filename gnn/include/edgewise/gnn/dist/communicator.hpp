@@ -1,0 +1,60 @@
+// Communicator: the collectives distributed training needs, over MPI (Open MPI).
+// One process per rank; Environment initialises and finalises MPI once per
+// process. Byte counters record what the halo exchange moved (for the report).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace edgewise::gnn::dist {
+
+// MPI_Init_thread on construction (unless MPI is already initialised),
+// MPI_Finalize on destruction (if this object initialised it).
+class Environment {
+ public:
+  Environment(int* argc, char*** argv);
+  ~Environment();
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+
+ private:
+  bool owns_ = false;
+};
+
+class Communicator {
+ public:
+  // MPI_COMM_WORLD (a duplicate, so our traffic never mixes with the caller's).
+  static Communicator world();
+  Communicator(Communicator&&) noexcept;
+  Communicator& operator=(Communicator&&) noexcept;
+  ~Communicator();
+
+  int rank() const;
+  int size() const;
+
+  // In-place sums over all ranks.
+  void allreduce_sum(std::span<float> values) const;
+  void allreduce_sum(std::span<double> values) const;
+  void allreduce_sum(std::span<int64_t> values) const;
+  double allreduce_max(double value) const;
+  void barrier() const;
+
+  // MPI_Alltoallv of float rows of `width` values: rows send_offsets[s]..send_offsets[s+1]
+  // of `send` go to rank s, rows recv_offsets[s]..recv_offsets[s+1] of `recv` come from
+  // rank s (both offset arrays [size + 1], in rows). Adds the bytes sent to bytes_sent().
+  void alltoallv_rows(const float* send, std::span<const int64_t> send_offsets, float* recv,
+                      std::span<const int64_t> recv_offsets, int64_t width) const;
+
+  // Bytes this rank sent through alltoallv_rows since the last reset.
+  int64_t bytes_sent() const;
+  void reset_bytes_sent() const;
+
+ private:
+  struct Impl;
+  explicit Communicator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace edgewise::gnn::dist

@@ -1,0 +1,118 @@
+// Communicator over MPI: a duplicate of MPI_COMM_WORLD, collectives on host buffers.
+#include "edgewise/gnn/dist/communicator.hpp"
+
+#include <mpi.h>
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "edgewise/kernels/common/check.hpp"
+
+namespace edgewise::gnn::dist {
+
+namespace {
+void check_mpi(int code, const char* what) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw std::runtime_error(std::string(what) + " failed: " + std::string(text, static_cast<size_t>(length)));
+}
+
+int as_count(int64_t n, const char* what) {
+  EW_REQUIRE(n >= 0 && n <= std::numeric_limits<int>::max(), "Communicator: ", what, " (", n,
+             ") exceeds MPI's int counts");
+  return static_cast<int>(n);
+}
+}  // namespace
+
+Environment::Environment(int* argc, char*** argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) return;
+  int provided = 0;
+  check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  owns_ = true;
+}
+
+Environment::~Environment() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (owns_ && !finalized) MPI_Finalize();
+}
+
+struct Communicator::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0, size = 1;
+  mutable int64_t bytes_sent = 0;
+  ~Impl() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
+  }
+};
+
+Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Communicator::Communicator(Communicator&&) noexcept = default;
+Communicator& Communicator::operator=(Communicator&&) noexcept = default;
+Communicator::~Communicator() = default;
+
+Communicator Communicator::world() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) throw std::logic_error("Communicator::world: MPI is not initialised (create a dist::Environment)");
+  auto impl = std::make_unique<Impl>();
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &impl->comm), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(impl->comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(impl->comm, &impl->rank);
+  MPI_Comm_size(impl->comm, &impl->size);
+  return Communicator(std::move(impl));
+}
+
+int Communicator::rank() const { return impl_->rank; }
+int Communicator::size() const { return impl_->size; }
+
+void Communicator::allreduce_sum(std::span<float> v) const {
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), as_count(static_cast<int64_t>(v.size()), "allreduce size"), MPI_FLOAT,
+                          MPI_SUM, impl_->comm),
+            "MPI_Allreduce");
+}
+void Communicator::allreduce_sum(std::span<double> v) const {
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), as_count(static_cast<int64_t>(v.size()), "allreduce size"),
+                          MPI_DOUBLE, MPI_SUM, impl_->comm),
+            "MPI_Allreduce");
+}
+void Communicator::allreduce_sum(std::span<int64_t> v) const {
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), as_count(static_cast<int64_t>(v.size()), "allreduce size"),
+                          MPI_INT64_T, MPI_SUM, impl_->comm),
+            "MPI_Allreduce");
+}
+double Communicator::allreduce_max(double value) const {
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, impl_->comm), "MPI_Allreduce");
+  return value;
+}
+void Communicator::barrier() const { check_mpi(MPI_Barrier(impl_->comm), "MPI_Barrier"); }
+
+void Communicator::alltoallv_rows(const float* send, std::span<const int64_t> send_offsets, float* recv,
+                                  std::span<const int64_t> recv_offsets, int64_t width) const {
+  const size_t p = static_cast<size_t>(impl_->size);
+  EW_REQUIRE(send_offsets.size() == p + 1 && recv_offsets.size() == p + 1, "Communicator::alltoallv_rows: offsets of ",
+             send_offsets.size(), " and ", recv_offsets.size(), " entries for ", p, " ranks (expected ranks + 1)");
+  std::vector<int> send_counts(p), send_displs(p), recv_counts(p), recv_displs(p);
+  for (size_t s = 0; s < p; ++s) {
+    send_counts[s] = as_count((send_offsets[s + 1] - send_offsets[s]) * width, "send count");
+    send_displs[s] = as_count(send_offsets[s] * width, "send displacement");
+    recv_counts[s] = as_count((recv_offsets[s + 1] - recv_offsets[s]) * width, "receive count");
+    recv_displs[s] = as_count(recv_offsets[s] * width, "receive displacement");
+  }
+  check_mpi(MPI_Alltoallv(send, send_counts.data(), send_displs.data(), MPI_FLOAT, recv, recv_counts.data(),
+                          recv_displs.data(), MPI_FLOAT, impl_->comm),
+            "MPI_Alltoallv");
+  impl_->bytes_sent += (send_offsets[p] - send_offsets[0]) * width * static_cast<int64_t>(sizeof(float));
+}
+
+int64_t Communicator::bytes_sent() const { return impl_->bytes_sent; }
+void Communicator::reset_bytes_sent() const { impl_->bytes_sent = 0; }
+
+}  // namespace edgewise::gnn::dist
