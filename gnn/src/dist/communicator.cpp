@@ -92,6 +92,27 @@ double Communicator::allreduce_max(double value) const {
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, impl_->comm), "MPI_Allreduce");
   return value;
 }
+namespace {
+template <class T>
+void sum_in_rank_order(MPI_Comm comm, int size, MPI_Datatype type, std::span<T> v) {
+  const int n = as_count(static_cast<int64_t>(v.size()), "allreduce size");
+  std::vector<T> all(v.size() * static_cast<size_t>(size));
+  check_mpi(MPI_Allgather(v.data(), n, type, all.data(), n, type, comm), "MPI_Allgather");
+  for (size_t i = 0; i < v.size(); ++i) {
+    T sum = all[i];
+    for (int r = 1; r < size; ++r) sum += all[static_cast<size_t>(r) * v.size() + i];
+    v[i] = sum;
+  }
+}
+}  // namespace
+
+void Communicator::allreduce_sum_in_rank_order(std::span<float> v) const {
+  sum_in_rank_order(impl_->comm, impl_->size, MPI_FLOAT, v);
+}
+void Communicator::allreduce_sum_in_rank_order(std::span<double> v) const {
+  sum_in_rank_order(impl_->comm, impl_->size, MPI_DOUBLE, v);
+}
+
 void Communicator::barrier() const { check_mpi(MPI_Barrier(impl_->comm), "MPI_Barrier"); }
 
 void Communicator::alltoallv_rows(const float* send, std::span<const int64_t> send_offsets, float* recv,

@@ -39,6 +39,10 @@ class Communicator {
   void allreduce_sum(std::span<double> values) const;
   void allreduce_sum(std::span<int64_t> values) const;
   double allreduce_max(double value) const;
+  // Sums in rank order (rank 0 + rank 1 + ...), bitwise the same on every rank and in
+  // every run (an MPI reduction may associate differently per rank): all-gather, then add.
+  void allreduce_sum_in_rank_order(std::span<float> values) const;
+  void allreduce_sum_in_rank_order(std::span<double> values) const;
   void barrier() const;
 
   // MPI_Alltoallv of float rows of `width` values: rows send_offsets[s]..send_offsets[s+1]
