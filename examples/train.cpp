@@ -124,7 +124,7 @@ void add_flags(CLI::App& app, Flags& f) {
   add_int(app, "--synthetic-nodes", f.synthetic_nodes, "synthetic graph: nodes", 1);
   add_bool(app, "--distributed", f.distributed,
            "1: full-batch training over MPI ranks (mpirun -np K edgewise-train --distributed 1 ...), one graph part "
-           "per rank; equals the single-process run (gcn, sage, gin; cpu)");
+           "per rank; equals the single-process run (gcn, sage, gin)");
   add_text(app, "--parts-dir", f.parts_dir,
            "--distributed: each rank loads DIR/part<rank>.npz (written by edgewise-partition) instead of "
            "partitioning --dataset in memory");
@@ -143,7 +143,8 @@ std::optional<std::string> check_flag_combinations(const Flags& f) {
     if (f.model == "gat") return "--distributed supports --model gcn, sage or gin (got gat)";
     if (f.runs != 1) return "--distributed runs once: use --runs 1 (got " + std::to_string(f.runs) + ")";
     if (!f.checkpoint.empty() || !f.resume.empty()) return "--distributed does not write or resume checkpoints";
-    if (f.device != "cpu") return "--distributed trains on the CPU (got --device " + f.device + ")";
+    if (f.device != "cpu" && f.device != "cuda" && f.device != "gpu")
+      return "--distributed takes --device cpu or cuda (each rank takes the GPU of its local rank), got " + f.device;
   } else if (!f.parts_dir.empty()) {
     return "--parts-dir needs --distributed 1";
   }
@@ -343,8 +344,12 @@ int train_distributed(const Flags& f) {
                   p.node_balance());
     part = dist::build_part(dataset, p, comm.rank());
   }
-  dist::DistTrainData data = dist::prepare_part(comm, std::move(part), prep);
-  const dist::HaloExchange halo(comm, data.part);
+  // GPUs: local rank i of a host takes its GPU i (modulo the GPUs there).
+  const Device device = f.device == "cpu" ? Device::cpu()
+                                          : Device::cuda(comm.local_rank() % std::max(1, cuda_device_count()));
+  dist::DistTrainData data = dist::prepare_part(comm, std::move(part), prep, device);
+  const dist::HaloExchange halo(comm, data.part, device);
+  if (root) std::printf("device %s, halo exchange over %s\n", device.str().c_str(), comm.transport(device));
   ModelConfig config;
   config.kind = parse_model_kind(f.model);
   config.in_features = data.local.features.cols();

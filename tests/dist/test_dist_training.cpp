@@ -80,11 +80,12 @@ TEST(KeyedDropout, IsTheSingleProcessMaskOnTheseRows) {
       dropout(Variable(Tensor::from_host(x, n, c)), 0.5f, true, full_gen).value().to_host_vector();
   const std::vector<int64_t> rows{3, 17, 18, 49, 0};
   std::vector<float> sub;
-  std::vector<int64_t> keys;
+  std::vector<int64_t> key_list;
   for (int64_t r : rows) {
     sub.insert(sub.end(), x.begin() + r * c, x.begin() + (r + 1) * c);
-    keys.push_back(r * c);
+    key_list.push_back(r * c);
   }
+  const IndexTensor keys = IndexTensor::vector(key_list);
   const std::vector<float> got =
       keyed_dropout(Variable(Tensor::from_host(sub, static_cast<int64_t>(rows.size()), c)), 0.5f, true, part_gen, keys)
           .value()

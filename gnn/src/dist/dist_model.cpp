@@ -17,11 +17,20 @@ class DistConvStack : public DistNodeClassifier {
       : config_(config), convs_(std::move(convs)), decay_first_only_(decay_first_only), data_(data), graph_(graph),
         halo_(halo) {
     // Dropout keys: element (r, c) of an [N, C] matrix is r * C + c in the single process.
+    // Sparse features: stored value j is global value position value_keys[j].
     const Part& part = data.part;
-    const int64_t f = data.local.features.cols();
-    for (int64_t g : part.global_ids) input_keys_.push_back(g * f);
-    for (int64_t i = 0; i < part.num_owned; ++i)
-      hidden_keys_.push_back(part.global_ids[static_cast<size_t>(i)] * config.hidden_features);
+    const NodeFeatures& x = data.local.features;
+    const Device device = x.device();
+    if (x.is_sparse()) {
+      input_keys_ = sparse_value_keys(x.sparse, part.feature_value_base, device);
+    } else {
+      std::vector<int64_t> keys;
+      for (int64_t g : part.global_ids) keys.push_back(g * x.cols());
+      input_keys_ = IndexTensor::vector(keys, device);
+    }
+    std::vector<int64_t> keys;
+    for (int64_t i = 0; i < part.num_owned; ++i) keys.push_back(part.global_ids[static_cast<size_t>(i)] * config.hidden_features);
+    hidden_keys_ = IndexTensor::vector(keys, device);
   }
 
   Variable forward(Generator& generator) override {
@@ -29,7 +38,7 @@ class DistConvStack : public DistNodeClassifier {
     const int64_t owned = data_.part.num_owned;
     Variable h = x.is_sparse()
                      ? convs_[0]->forward(graph_, keyed_sparse_dropout(x.sparse, config_.dropout, training(), generator,
-                                                                       data_.part.feature_value_base))
+                                                                       input_keys_))
                      : convs_[0]->forward(graph_, keyed_dropout(Variable(x.dense), config_.dropout, training(),
                                                                 generator, input_keys_));
     h = first_rows(h, owned);
@@ -70,7 +79,7 @@ class DistConvStack : public DistNodeClassifier {
   const DistTrainData& data_;
   Graph graph_;
   const HaloExchange& halo_;
-  std::vector<int64_t> input_keys_, hidden_keys_;
+  IndexTensor input_keys_, hidden_keys_;  // dropout keys of the input rows (or stored values), owned hidden rows
 };
 
 // make_model()'s layer shapes, in its order (so the Generator gives the same weights).
@@ -93,7 +102,9 @@ std::vector<std::unique_ptr<Conv>> stack(const ModelConfig& c, Make make) {
 
 std::unique_ptr<DistNodeClassifier> make_dist_model(const ModelConfig& c, Generator& generator,
                                                     const DistTrainData& data, const HaloExchange& halo) {
-  const Device device = Device::cpu();
+  const Device device = data.local.features.device();
+  EW_REQUIRE(halo.device() == device, "make_dist_model: the halo exchange runs on ", halo.device().str(),
+             " but the data is on ", device.str());
   switch (c.kind) {
     case ModelKind::GCN: {
       // The part's graph is normalised already (global degrees): the layer propagates as is.

@@ -9,6 +9,7 @@
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/ops.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/common/memory.hpp"
 #include "train/epoch_selection.hpp"
 #include "train/loss_guard.hpp"
 
@@ -25,7 +26,7 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 // weighted in-degree: Graph::gcn_normalized's arithmetic, with the halo's degrees
 // (which the part does not see whole) sent by their owners.
 Graph gcn_graph_with_global_degrees(const Graph& local, const HaloExchange& halo) {
-  const Graph looped = local.with_self_loops(1.0f);
+  const Graph looped = local.to(Device::cpu()).with_self_loops(1.0f);
   Tensor degree = looped.in_degree(/*weighted=*/true);
   const Tensor owned_degree = Tensor::from_host(
       std::span<const float>(degree.data(), static_cast<size_t>(halo.num_owned())), halo.num_owned(), 1);
@@ -36,7 +37,7 @@ Graph gcn_graph_with_global_degrees(const Graph& local, const HaloExchange& halo
                                                   : std::vector<float>(src.size(), 1.0f);
   auto inv_sqrt = [](float d) { return d > 0 ? 1.0f / std::sqrt(d) : 0.0f; };
   for (size_t k = 0; k < src.size(); ++k) w[k] = inv_sqrt(deg[static_cast<size_t>(src[k])]) * w[k] * inv_sqrt(deg[static_cast<size_t>(dst[k])]);
-  return looped.with_edge_weight(Tensor::from_host(w, static_cast<int64_t>(w.size()), 1));
+  return looped.with_edge_weight(Tensor::from_host(w, static_cast<int64_t>(w.size()), 1)).to(local.device());
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const DistNodeClassifier& model, const TrainerOptions& o) {
@@ -57,7 +58,28 @@ std::unique_ptr<Optimizer> make_optimizer(const DistNodeClassifier& model, const
 }
 
 // Every parameter's gradient summed over the ranks (a missing one counts as 0).
-void allreduce_gradients(const Communicator& comm, const std::vector<Variable>& params) {
+void allreduce_gradients(const Communicator& comm, const std::vector<Variable>& params, Device device) {
+  if (device.is_cuda()) {
+    // Packed on the device, reduced there (NCCL / CUDA-aware MPI / staging), unpacked.
+    int64_t total = 0;
+    for (const Variable& p : params) total += p.value().numel();
+    Tensor flat = Tensor::zeros(total, 1, device);
+    int64_t at = 0;
+    for (const Variable& p : params) {
+      if (p.has_grad()) copy_bytes(flat.data() + at, device, p.grad().data(), device, p.grad().bytes());
+      at += p.value().numel();
+    }
+    comm.allreduce_sum(flat.data(), total, device);
+    at = 0;
+    for (Variable p : params) {
+      Tensor g(p.rows(), p.cols(), device);
+      copy_bytes(g.data(), device, flat.data() + at, device, g.bytes());
+      p.zero_grad();
+      p.accumulate_grad(std::move(g));
+      at += p.value().numel();
+    }
+    return;
+  }
   std::vector<float> flat;
   for (const Variable& p : params) {
     if (p.has_grad()) {
@@ -85,16 +107,16 @@ int64_t correct(const Tensor& scores, const IndexTensor& labels, const IndexTens
 
 }  // namespace
 
-DistTrainData prepare_part(const Communicator& comm, Part part, const PrepareOptions& options) {
+DistTrainData prepare_part(const Communicator& comm, Part part, const PrepareOptions& options, Device device) {
   EW_REQUIRE(part.num_parts == comm.size() && part.rank == comm.rank(), "prepare_part: rank ", comm.rank(), " of ",
              comm.size(), " was given part ", part.rank, " of ", part.num_parts);
   EW_REQUIRE(part.num_owned > 0, "prepare_part: part ", part.rank, " owns no nodes (use fewer ranks)");
   DistTrainData data;
   data.part = std::move(part);
-  data.local = prepare(data.part.local, Device::cpu(), options);
+  data.local = prepare(data.part.local, device, options);
   // Scores are computed for owned rows only: keep their labels.
   const std::vector<int64_t>& labels = data.part.local.labels;
-  data.local.labels = IndexTensor::vector(std::vector<int64_t>(labels.begin(), labels.begin() + data.part.num_owned));
+  data.local.labels = IndexTensor::vector(std::vector<int64_t>(labels.begin(), labels.begin() + data.part.num_owned), device);
   std::vector<int64_t> counts{static_cast<int64_t>(data.part.local.train_idx.size()),
                               static_cast<int64_t>(data.part.local.valid_idx.size()),
                               static_cast<int64_t>(data.part.local.test_idx.size())};
@@ -128,6 +150,7 @@ DistTrainResult fit_distributed(const Communicator& comm, DistNodeClassifier& mo
   TrainResult& result = out.result;
   const std::vector<Variable> params = model.parameters();
   const TrainData& d = data.local;
+  const Device device = d.labels.device();
   double halo_bytes = 0;
   const auto start = Clock::now();
   for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) {
@@ -144,8 +167,9 @@ DistTrainResult fit_distributed(const Communicator& comm, DistNodeClassifier& mo
     rec.loss = loss_sum[0];
     loss_guard.check(rec.loss, epoch);  // the same value on every rank: all stop or none
     loss.backward();
-    allreduce_gradients(comm, params);
+    allreduce_gradients(comm, params, device);
     optimizer->step();
+    synchronize(device);
     rec.epoch_ms = comm.allreduce_max(ms_between(t0, Clock::now()));
     std::vector<int64_t> bytes{comm.bytes_sent()};
     comm.allreduce_sum(bytes);
@@ -160,7 +184,7 @@ DistTrainResult fit_distributed(const Communicator& comm, DistNodeClassifier& mo
       comm.allreduce_sum(counts);
       std::vector<double> valid_loss{0.0};
       if (d.valid_idx.numel() > 0) {
-        Tensor logp(scores.rows(), scores.cols());
+        Tensor logp(scores.rows(), scores.cols(), scores.device());
         ops::log_softmax_rows(scores, logp);
         valid_loss[0] = static_cast<double>(ops::nll_loss(logp, d.labels, d.valid_idx, nullptr)) *
                         static_cast<double>(d.valid_idx.numel());

@@ -7,27 +7,56 @@
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/ops.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/spmm.hpp"
 
 namespace edgewise::gnn::dist {
 
-HaloExchange::HaloExchange(const Communicator& comm, const Part& part) : comm_(comm), part_(part) {
+HaloExchange::HaloExchange(const Communicator& comm, const Part& part, Device device)
+    : comm_(comm), part_(part), device_(device) {
   EW_REQUIRE(part.num_parts == comm.size(), "HaloExchange: the part is one of ", part.num_parts, " but ", comm.size(),
              " ranks run");
   EW_REQUIRE(part.rank == comm.rank(), "HaloExchange: rank ", comm.rank(), " holds the part of rank ", part.rank);
+  if (device.is_cpu()) return;
+  const int64_t sent = static_cast<int64_t>(part.send_index.size());
+  std::vector<int64_t> gather_offsets(static_cast<size_t>(sent) + 1);
+  std::vector<int32_t> gather_indices(static_cast<size_t>(sent));
+  std::vector<int64_t> scatter_offsets(static_cast<size_t>(part.num_owned) + 1, 0);
+  for (int64_t i = 0; i < sent; ++i) {
+    gather_offsets[static_cast<size_t>(i) + 1] = i + 1;
+    gather_indices[static_cast<size_t>(i)] = static_cast<int32_t>(part.send_index[static_cast<size_t>(i)]);
+    ++scatter_offsets[static_cast<size_t>(part.send_index[static_cast<size_t>(i)]) + 1];
+  }
+  for (size_t u = 0; u + 1 < scatter_offsets.size(); ++u) scatter_offsets[u + 1] += scatter_offsets[u];
+  std::vector<int32_t> scatter_indices(static_cast<size_t>(sent));
+  std::vector<int64_t> next(scatter_offsets.begin(), scatter_offsets.end() - 1);
+  for (int64_t i = 0; i < sent; ++i)
+    scatter_indices[static_cast<size_t>(next[static_cast<size_t>(part.send_index[static_cast<size_t>(i)])]++)] =
+        static_cast<int32_t>(i);
+  gather_offsets_ = Buffer<int64_t>::from_host(gather_offsets, device);
+  gather_indices_ = Buffer<int32_t>::from_host(gather_indices, device);
+  scatter_offsets_ = Buffer<int64_t>::from_host(scatter_offsets, device);
+  scatter_indices_ = Buffer<int32_t>::from_host(scatter_indices, device);
 }
 
 Tensor HaloExchange::forward(const Tensor& owned) const {
-  EW_REQUIRE(owned.device().is_cpu(), "halo exchange: tensors must be on the CPU (got ", owned.device().str(), ")");
+  EW_REQUIRE(owned.device() == device_, "halo exchange: the tensor is on ", owned.device().str(), ", the exchange on ",
+             device_.str());
   EW_REQUIRE(owned.rows() == part_.num_owned, "halo exchange: ", owned.rows(), " rows for ", part_.num_owned,
              " owned nodes");
   const int64_t c = owned.cols();
-  Tensor out(part_.num_local(), c);
-  std::memcpy(out.data(), owned.data(), owned.bytes());
-  std::vector<float> send(part_.send_index.size() * static_cast<size_t>(c));
-  for (size_t i = 0; i < part_.send_index.size(); ++i)
-    std::memcpy(send.data() + i * static_cast<size_t>(c), owned.data() + part_.send_index[i] * c,
-                static_cast<size_t>(c) * sizeof(float));
-  comm_.alltoallv_rows(send.data(), part_.send_offsets, out.data() + part_.num_owned * c, part_.recv_offsets, c);
+  const int64_t sent = static_cast<int64_t>(part_.send_index.size());
+  Tensor out(part_.num_local(), c, device_);
+  copy_bytes(out.data(), device_, owned.data(), device_, owned.bytes());
+  Tensor send(sent, c, device_);
+  if (device_.is_cpu()) {
+    for (int64_t i = 0; i < sent; ++i)
+      std::memcpy(send.data() + i * c, owned.data() + part_.send_index[static_cast<size_t>(i)] * c,
+                  static_cast<size_t>(c) * sizeof(float));
+  } else if (sent > 0) {
+    spmm<float, int32_t>(gather_offsets_.view(), gather_indices_.view(), {}, owned.cview(), ReduceOp::Sum, send.view());
+  }
+  comm_.alltoallv_rows(send.data(), part_.send_offsets, out.data() + part_.num_owned * c, part_.recv_offsets, c,
+                       device_);
   return out;
 }
 
@@ -35,16 +64,24 @@ Tensor HaloExchange::backward(const Tensor& grad_local) const {
   EW_REQUIRE(grad_local.rows() == part_.num_local(), "halo exchange backward: ", grad_local.rows(), " rows for ",
              part_.num_local(), " local nodes");
   const int64_t c = grad_local.cols();
-  Tensor gx(part_.num_owned, c);
-  std::memcpy(gx.data(), grad_local.data(), static_cast<size_t>(part_.num_owned * c) * sizeof(float));
-  std::vector<float> received(part_.send_index.size() * static_cast<size_t>(c));
+  const int64_t sent = static_cast<int64_t>(part_.send_index.size());
+  Tensor gx(part_.num_owned, c, device_);
+  copy_bytes(gx.data(), device_, grad_local.data(), device_, gx.bytes());
+  Tensor received(sent, c, device_);
   comm_.alltoallv_rows(grad_local.data() + part_.num_owned * c, part_.recv_offsets, received.data(),
-                       part_.send_offsets, c);
-  // In a fixed order (peer by peer), so the sums are reproducible.
-  for (size_t i = 0; i < part_.send_index.size(); ++i) {
-    float* row = gx.data() + part_.send_index[i] * c;
-    const float* add = received.data() + i * static_cast<size_t>(c);
-    for (int64_t j = 0; j < c; ++j) row[j] += add[j];
+                       part_.send_offsets, c, device_);
+  if (device_.is_cpu()) {
+    // In a fixed order (peer by peer), so the sums are reproducible.
+    for (int64_t i = 0; i < sent; ++i) {
+      float* row = gx.data() + part_.send_index[static_cast<size_t>(i)] * c;
+      const float* add = received.data() + i * c;
+      for (int64_t j = 0; j < c; ++j) row[j] += add[j];
+    }
+  } else if (sent > 0) {
+    Tensor summed(part_.num_owned, c, device_);
+    spmm<float, int32_t>(scatter_offsets_.view(), scatter_indices_.view(), {}, received.cview(), ReduceOp::Sum,
+                         summed.view());
+    ops::axpby(1.0f, summed, 1.0f, gx);
   }
   return gx;
 }

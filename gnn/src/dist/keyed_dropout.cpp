@@ -3,73 +3,87 @@
 #include "edgewise/gnn/dist/halo_exchange.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "ops/dropout_core.hpp"
+#if EDGEWISE_WITH_CUDA
+#include "dist/keyed_dropout_backend.hpp"
+#endif
 
 namespace edgewise::gnn::dist {
 
 namespace {
 
-// y[r, c] = mask(key_base[r] + c) applied to x[r, c] (x, y: [R, C] host).
-void apply_keyed(const ops::DropoutMask& mask, const Tensor& x, const std::vector<int64_t>& key_base, Tensor& y) {
+// y[r, c] = mask(key_base[r] + c) applied to x[r, c] (x, y: [R, C], key_base [R]).
+void apply_keyed(float p, uint64_t seed, uint64_t stream, const Tensor& x, const IndexTensor& key_base, Tensor& y) {
   const int64_t rows = x.rows(), cols = x.cols();
+  if (x.device().is_cuda()) {
+#if EDGEWISE_WITH_CUDA
+    keyed_dropout_cuda(x.data(), y.data(), key_base.data(), rows, cols, p, seed, stream);
+    return;
+#else
+    detail::throw_invalid_argument("keyed_dropout: built without CUDA");
+#endif
+  }
+  const ops::DropoutMask mask(p, seed, stream);
   const float* in = x.data();
+  const int64_t* keys = key_base.data();
   float* out = y.data();
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
-    const int64_t base = key_base[static_cast<size_t>(r)];
-    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = mask.apply(in[r * cols + c], base + c);
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = mask.apply(in[r * cols + c], keys[r] + c);
   }
 }
 
 struct KeyedDropoutNode : Node {
   float p = 0;
   uint64_t seed = 0, stream = 0;
-  const std::vector<int64_t>* key_base = nullptr;  // owned by the model, which outlives its tape
+  IndexTensor key_base;  // shares the caller's storage
   const char* name() const override { return "keyed_dropout"; }
   void backward(const Tensor& g) override {
     Tensor gx(g.rows(), g.cols(), g.device());
-    apply_keyed(ops::DropoutMask(p, seed, stream), g, *key_base, gx);
+    apply_keyed(p, seed, stream, g, key_base, gx);
     inputs[0].accumulate_grad(std::move(gx));
   }
 };
 
+void check_keys(const char* op, int64_t rows, Device device, const IndexTensor& keys) {
+  EW_REQUIRE(keys.numel() == rows, op, ": ", keys.numel(), " keys for ", rows, " rows");
+  EW_REQUIRE(keys.device() == device, op, ": the keys are on ", keys.device().str(), ", x on ", device.str());
+}
+
 }  // namespace
 
-Variable keyed_dropout(const Variable& x, float p, bool training, Generator& generator,
-                       const std::vector<int64_t>& key_base) {
+Variable keyed_dropout(const Variable& x, float p, bool training, Generator& generator, const IndexTensor& key_base) {
   if (!training || p == 0.0f) return x;
-  EW_REQUIRE(x.device().is_cpu(), "keyed_dropout: x must be on the CPU (got ", x.device().str(), ")");
-  EW_REQUIRE(static_cast<int64_t>(key_base.size()) == x.rows(), "keyed_dropout: ", key_base.size(),
-             " keys for ", x.rows(), " rows");
+  check_keys("keyed_dropout", x.rows(), x.device(), key_base);
   const uint64_t stream = generator.next_stream();
   Tensor y(x.rows(), x.cols(), x.device());
-  apply_keyed(ops::DropoutMask(p, generator.seed(), stream), x.value(), key_base, y);
+  apply_keyed(p, generator.seed(), stream, x.value(), key_base, y);
   auto node = std::make_shared<KeyedDropoutNode>();
   node->inputs = {x};
   node->p = p;
   node->seed = generator.seed();
   node->stream = stream;
-  node->key_base = &key_base;
+  node->key_base = key_base;
   return record(y, node);
 }
 
 SparseTensor keyed_sparse_dropout(const SparseTensor& x, float p, bool training, Generator& generator,
-                                  const std::vector<int64_t>& value_base) {
+                                  const IndexTensor& value_keys) {
   if (!training || p == 0.0f) return x;
-  EW_REQUIRE(x.device().is_cpu(), "keyed_sparse_dropout: x must be on the CPU (got ", x.device().str(), ")");
-  EW_REQUIRE(static_cast<int64_t>(value_base.size()) == x.rows(), "keyed_sparse_dropout: ", value_base.size(),
-             " value bases for ", x.rows(), " rows");
-  const ops::DropoutMask mask(p, generator.seed(), generator.next_stream());
-  const std::vector<int64_t> offsets = x.offsets().to_host_vector();
-  const float* in = x.values().data();
+  check_keys("keyed_sparse_dropout", x.nnz(), x.device(), value_keys);
   Tensor dropped(x.nnz(), 1, x.device());
-  float* out = dropped.data();
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < x.rows(); ++r) {
-    const int64_t first = offsets[static_cast<size_t>(r)];
-    for (int64_t k = first; k < offsets[static_cast<size_t>(r) + 1]; ++k)
-      out[k] = mask.apply(in[k], value_base[static_cast<size_t>(r)] + (k - first));
-  }
+  apply_keyed(p, generator.seed(), generator.next_stream(), x.values(), value_keys, dropped);
   return x.with_values(dropped);
+}
+
+IndexTensor sparse_value_keys(const SparseTensor& x, const std::vector<int64_t>& value_base, Device device) {
+  EW_REQUIRE(static_cast<int64_t>(value_base.size()) == x.rows(), "sparse_value_keys: ", value_base.size(),
+             " value bases for ", x.rows(), " rows");
+  const std::vector<int64_t> offsets = x.offsets().to_host_vector();
+  std::vector<int64_t> keys(static_cast<size_t>(x.nnz()));
+  for (int64_t r = 0; r < x.rows(); ++r)
+    for (int64_t k = offsets[static_cast<size_t>(r)]; k < offsets[static_cast<size_t>(r) + 1]; ++k)
+      keys[static_cast<size_t>(k)] = value_base[static_cast<size_t>(r)] + (k - offsets[static_cast<size_t>(r)]);
+  return IndexTensor::vector(keys, device);
 }
 
 }  // namespace edgewise::gnn::dist

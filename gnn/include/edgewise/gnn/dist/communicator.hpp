@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "edgewise/kernels/common/device.hpp"
+
 namespace edgewise::gnn::dist {
 
 // MPI_Init_thread on construction (unless MPI is already initialised),
@@ -50,6 +52,19 @@ class Communicator {
   // rank s (both offset arrays [size + 1], in rows). Adds the bytes sent to bytes_sent().
   void alltoallv_rows(const float* send, std::span<const int64_t> send_offsets, float* recv,
                       std::span<const int64_t> recv_offsets, int64_t width) const;
+
+  // The same for buffers on `device`. On a CUDA device: through NCCL when the build
+  // found it, else through MPI on the device pointers when Open MPI is CUDA-aware,
+  // else staged through host memory (transport() says which).
+  void alltoallv_rows(const float* send, std::span<const int64_t> send_offsets, float* recv,
+                      std::span<const int64_t> recv_offsets, int64_t width, Device device) const;
+  // In-place sum of `count` floats on `device`, the same on every rank (on the CPU:
+  // allreduce_sum_in_rank_order).
+  void allreduce_sum(float* values, int64_t count, Device device) const;
+  // "mpi" (host buffers), "nccl", "cuda-aware mpi" or "host staging".
+  const char* transport(Device device) const;
+  // This rank's index among the ranks on its host (which GPU it takes).
+  int local_rank() const;
 
   // Bytes this rank sent through alltoallv_rows since the last reset.
   int64_t bytes_sent() const;

@@ -2,7 +2,9 @@
 // one: the halo exchange (forward: owned rows out, halo rows in; backward: halo
 // gradients back to their owners, summed into the owned rows), the owned-row slice,
 // dropout keyed by global element ids (so every rank draws the mask the single
-// process draws) and the cross-entropy share of one rank. Host (CPU) tensors.
+// process draws) and the cross-entropy share of one rank. CPU or CUDA tensors (on
+// CUDA the rows move device to device: NCCL, a CUDA-aware MPI, or host staging
+// when neither exists; Communicator::transport says which).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +21,8 @@ namespace edgewise::gnn::dist {
 // The maps of one part and the communicator they run over (both must outlive it).
 class HaloExchange {
  public:
-  HaloExchange(const Communicator& comm, const Part& part);
+  // `device`: where the exchanged tensors live (CPU, or the rank's CUDA device).
+  HaloExchange(const Communicator& comm, const Part& part, Device device = Device::cpu());
   int64_t num_owned() const { return part_.num_owned; }
   int64_t num_local() const { return part_.num_local(); }
   // owned [n_own, C] -> [n_local, C]: the owned rows, then the halo rows from their owners.
@@ -28,11 +31,18 @@ class HaloExchange {
   // ranks computed for this rank's rows as their halo.
   Tensor backward(const Tensor& grad_local) const;
   const Communicator& communicator() const { return comm_; }
+  Device device() const { return device_; }
 
  private:
   const Communicator& comm_;
   const Part& part_;
-  std::vector<int64_t> halo_offsets_;  // recv_offsets (rows of the halo block)
+  Device device_;
+  // On a CUDA device, gathering the send rows and summing the returned halo
+  // gradients are spmm over two fixed CSRs (sum, no weights): row i of the send
+  // buffer is owned row send_index[i]; owned row u sums the received rows i with
+  // send_index[i] == u, in ascending i (deterministic).
+  Buffer<int64_t> gather_offsets_, scatter_offsets_;
+  Buffer<int32_t> gather_indices_, scatter_indices_;
 };
 
 // halo.forward as a recorded op (backward: halo.backward).
@@ -41,14 +51,17 @@ Variable halo_exchange(const HaloExchange& halo, const Variable& owned);
 Variable first_rows(const Variable& x, int64_t rows);
 
 // Inverted dropout where element (r, c) of x [R, C] is kept by the single-process
-// mask's draw for element index key_base[r] + c: with key_base[r] = global_row * C
-// this is dropout() on the full matrix, restricted to these rows.
-Variable keyed_dropout(const Variable& x, float p, bool training, Generator& generator,
-                       const std::vector<int64_t>& key_base);
-// sparse_dropout() of the full CSR, restricted to these rows: local row r's stored
-// values sit at global value positions value_base[r], value_base[r] + 1, ...
+// mask's draw for element index key_base[r] + c (key_base [R, 1] on x's device):
+// with key_base[r] = global_row * C this is dropout() on the full matrix,
+// restricted to these rows. The key_base tensor must outlive the backward pass.
+Variable keyed_dropout(const Variable& x, float p, bool training, Generator& generator, const IndexTensor& key_base);
+// sparse_dropout() of the full CSR, restricted to these rows: stored value j is
+// global value value_keys[j] ([nnz, 1] on x's device; sparse_value_keys).
 SparseTensor keyed_sparse_dropout(const SparseTensor& x, float p, bool training, Generator& generator,
-                                  const std::vector<int64_t>& value_base);
+                                  const IndexTensor& value_keys);
+// The global value position of each stored value of x, local row r's values
+// starting at value_base[r] (Part::feature_value_base), on `device`.
+IndexTensor sparse_value_keys(const SparseTensor& x, const std::vector<int64_t>& value_base, Device device);
 
 // This rank's share of the global mean cross-entropy over the training rows:
 // sum over local `rows` of -log softmax(logits)[label] / global_rows (a [1, 1]

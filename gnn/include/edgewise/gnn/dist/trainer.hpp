@@ -24,7 +24,7 @@
 
 namespace edgewise::gnn::dist {
 
-// One rank's part made ready for training (CPU).
+// One rank's part made ready for training on a device (the CPU, or this rank's GPU).
 struct DistTrainData {
   Part part;
   TrainData local;     // the part's graph (raw, local ids), features, labels, owned splits
@@ -35,7 +35,8 @@ struct DistTrainData {
 // The part as training data: prepare() on the part's dataset (row-wise feature
 // normalisation equals the global one); `features` must name the format the
 // single-process run uses (Auto decides on the part's density).
-DistTrainData prepare_part(const Communicator& comm, Part part, const PrepareOptions& options = {});
+DistTrainData prepare_part(const Communicator& comm, Part part, const PrepareOptions& options = {},
+                           Device device = Device::cpu());
 
 // A GCN / GraphSAGE / GIN stack over a part; parameter names, order and
 // initialisation equal make_model()'s for the same config and Generator.
