@@ -12,6 +12,7 @@
 #include "edgewise/gnn/dataset.hpp"
 #include "edgewise/gnn/dist/trainer.hpp"
 #include "edgewise/gnn/functional.hpp"
+#include "edgewise/gnn/minibatch_trainer.hpp"
 #include "edgewise/gnn/synthetic.hpp"
 
 namespace {
@@ -164,6 +165,41 @@ TEST(DistributedTraining, EqualsSingleProcessOnCora) {
   const Dataset d = load_dataset(cora.string());
   for (Case c : {Case{ModelKind::GCN, 30}, Case{ModelKind::GraphSAGE, 10}, Case{ModelKind::GIN, 10}})
     expect_equal_runs(d, FeatureFormat::Auto, c);
+}
+
+// With whole neighbourhoods (fanout -1) and no dropout a minibatch's gradient does not
+// depend on how its seeds are split, so data parallelism equals the single process.
+TEST(MiniBatchDataParallel, EqualsSingleProcessWithWholeNeighbourhoods) {
+  const Dataset d = synthetic(FeatureFormat::Dense, 300);
+  PrepareOptions prep;
+  prep.features = FeatureFormat::Dense;
+  const TrainData full = prepare(d, Device::cpu(), prep);
+  ModelConfig config;
+  config.kind = ModelKind::GraphSAGE;
+  config.in_features = full.features.cols();
+  config.out_features = d.num_classes;
+  config.dropout = 0.0f;
+  for (int64_t batch_size : {16, 2}) {  // 2: some ranks get no seeds of a batch
+    SCOPED_TRACE("batch size " + std::to_string(batch_size) + ", " + std::to_string(comm().size()) + " ranks");
+    MiniBatchTrainerOptions o;
+    o.fanouts = {-1, -1};
+    o.batch_size = batch_size;
+    o.epochs = batch_size == 2 ? 1 : 4;
+    o.log_every = 0;
+    o.seed = 2;
+    Generator g1(o.seed), g2(o.seed);
+    MiniBatchSAGE single_model(config, g1), dp_model(config, g2);
+    const MiniBatchTrainResult single = MiniBatchTrainer(single_model, full, o).fit();
+    o.data_parallel = data_parallel(comm());
+    const MiniBatchTrainResult dp = MiniBatchTrainer(dp_model, full, o).fit();
+    ASSERT_EQ(dp.history.size(), single.history.size());
+    for (size_t e = 0; e < single.history.size(); ++e) {
+      const double a = single.history[e].loss, b = dp.history[e].loss;
+      EXPECT_LE(std::abs(a - b), 1e-5 * std::abs(a)) << "epoch " << e + 1 << ": single " << a << ", data parallel " << b;
+    }
+    EXPECT_EQ(dp.test_acc, single.test_acc);
+    EXPECT_EQ(dp.best_valid_acc, single.best_valid_acc);
+  }
 }
 
 }  // namespace

@@ -224,4 +224,19 @@ DistTrainResult fit_distributed(const Communicator& comm, DistNodeClassifier& mo
   return out;
 }
 
+DataParallel data_parallel(const Communicator& comm) {
+  DataParallel dp;
+  dp.rank = comm.rank();
+  dp.world_size = comm.size();
+  dp.sum_gradients = [&comm](const std::vector<Variable>& params) {
+    allreduce_gradients(comm, params, params.empty() ? Device::cpu() : params.front().device());
+  };
+  dp.sum = [&comm](double value) {
+    std::vector<double> v{value};
+    comm.allreduce_sum_in_rank_order(v);
+    return v[0];
+  };
+  return dp;
+}
+
 }  // namespace edgewise::gnn::dist

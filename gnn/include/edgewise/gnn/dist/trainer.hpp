@@ -19,6 +19,7 @@
 #include "edgewise/gnn/dist/communicator.hpp"
 #include "edgewise/gnn/dist/halo_exchange.hpp"
 #include "edgewise/gnn/dist/partition.hpp"
+#include "edgewise/gnn/minibatch_trainer.hpp"
 #include "edgewise/gnn/models.hpp"
 #include "edgewise/gnn/trainer.hpp"
 
@@ -59,5 +60,11 @@ struct DistTrainResult {
 // progress lines on rank 0, metrics files written by rank 0; no checkpoints).
 DistTrainResult fit_distributed(const Communicator& comm, DistNodeClassifier& model, const DistTrainData& data,
                                 const TrainerOptions& options);
+
+// Minibatch data parallelism (MiniBatchTrainerOptions::data_parallel) over `comm`:
+// this rank's slice of every batch, gradients and losses summed in rank order
+// (bitwise the same on every rank, so the replicas stay identical). `comm` must
+// outlive the trainer.
+DataParallel data_parallel(const Communicator& comm);
 
 }  // namespace edgewise::gnn::dist
