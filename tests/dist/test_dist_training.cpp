@@ -101,6 +101,27 @@ TEST(KeyedDropout, IsTheSingleProcessMaskOnTheseRows) {
   EXPECT_EQ(full_gen.state(), part_gen.state());
 }
 
+// One key per element (sparse values), in runs of consecutive keys that cross the
+// kernel's chunks: the mask of the full vector at those positions.
+TEST(KeyedDropout, RunsOfValueKeysAreTheFullVectorsMask) {
+  const int64_t n = 20000;
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = 0.5f + static_cast<float>(i % 97);
+  Generator full_gen(4), part_gen(4);
+  const std::vector<float> full =
+      dropout(Variable(Tensor::from_host(x, n, 1)), 0.3f, true, full_gen).value().to_host_vector();
+  std::vector<int64_t> keys;
+  for (int64_t start : {19990, 3, 7000, 4090, 12345})
+    for (int64_t k = start; k < std::min(n, start + 3001); ++k) keys.push_back(k);
+  std::vector<float> sub;
+  for (int64_t k : keys) sub.push_back(x[static_cast<size_t>(k)]);
+  const std::vector<float> got = keyed_dropout(Variable(Tensor::from_host(sub, static_cast<int64_t>(sub.size()), 1)),
+                                               0.3f, true, part_gen, IndexTensor::vector(keys))
+                                     .value()
+                                     .to_host_vector();
+  for (size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(got[i], full[static_cast<size_t>(keys[i])]) << "key " << keys[i];
+}
+
 struct Case {
   ModelKind kind;
   int64_t epochs;

@@ -1,5 +1,7 @@
 // Dropout whose mask is keyed by global element ids: the Philox draw of the
 // single-process mask (ops/dropout_core.hpp), looked up per element.
+#include <algorithm>
+
 #include "edgewise/gnn/dist/halo_exchange.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "ops/dropout_core.hpp"
@@ -10,6 +12,31 @@
 namespace edgewise::gnn::dist {
 
 namespace {
+
+// Elements in[0, n) with the consecutive keys base, base + 1, ...: element key k is
+// lane k & 3 of Philox block k >> 2 (DropoutMask::keep). Up to kBlocks blocks are
+// computed side by side so the CPU runs them in vector lanes, as ops::dropout does.
+void apply_run(const ops::DropoutMask& mask, uint64_t seed, uint64_t stream, uint64_t base, const float* in,
+               float* out, int64_t n) {
+  constexpr int64_t kBlocks = 16;
+  uint32_t bits[4 * kBlocks];
+  while (n > 0) {
+    const uint64_t first_block = base >> 2;
+    const int64_t take = std::min<int64_t>(n, 4 * kBlocks - static_cast<int64_t>(base & 3));
+    const int64_t blocks = static_cast<int64_t>(((base + static_cast<uint64_t>(take) - 1) >> 2) - first_block) + 1;
+#pragma omp simd
+    for (int64_t b = 0; b < blocks; ++b) {
+      const PhiloxBlock block = philox_block(seed, stream, first_block + static_cast<uint64_t>(b));
+      for (int j = 0; j < 4; ++j) bits[4 * b + j] = block.v[j];
+    }
+    const int64_t lane0 = static_cast<int64_t>(base & 3);
+    for (int64_t i = 0; i < take; ++i) out[i] = mask.select(bits[lane0 + i], in[i]);
+    base += static_cast<uint64_t>(take);
+    in += take;
+    out += take;
+    n -= take;
+  }
+}
 
 // y[r, c] = mask(key_base[r] + c) applied to x[r, c] (x, y: [R, C], key_base [R]).
 void apply_keyed(float p, uint64_t seed, uint64_t stream, const Tensor& x, const IndexTensor& key_base, Tensor& y) {
@@ -26,9 +53,24 @@ void apply_keyed(float p, uint64_t seed, uint64_t stream, const Tensor& x, const
   const float* in = x.data();
   const int64_t* keys = key_base.data();
   float* out = y.data();
+  if (cols > 1) {
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = mask.apply(in[r * cols + c], keys[r] + c);
+    for (int64_t r = 0; r < rows; ++r)
+      apply_run(mask, seed, stream, static_cast<uint64_t>(keys[r]), in + r * cols, out + r * cols, cols);
+    return;
+  }
+  // One key per element (sparse values): runs of consecutive keys (a CSR row's
+  // values) go together; chunks of elements are split among the threads.
+  constexpr int64_t kChunk = 4096;
+#pragma omp parallel for schedule(static)
+  for (int64_t c0 = 0; c0 < rows; c0 += kChunk) {
+    const int64_t c1 = std::min(rows, c0 + kChunk);
+    for (int64_t i = c0; i < c1;) {
+      int64_t j = i + 1;
+      while (j < c1 && keys[j] == keys[j - 1] + 1) ++j;
+      apply_run(mask, seed, stream, static_cast<uint64_t>(keys[i]), in + i, out + i, j - i);
+      i = j;
+    }
   }
 }
 
