@@ -24,6 +24,9 @@
 #include "edgewise/gnn/models.hpp"
 #include "edgewise/gnn/trainer.hpp"
 #include "train_link.hpp"
+#if EDGEWISE_TRAIN_DISTRIBUTED
+#include "edgewise/gnn/dist/trainer.hpp"
+#endif
 
 namespace {
 
@@ -48,6 +51,9 @@ struct Flags {
   bool deterministic = false;
   std::string nonfinite = "error";
   int64_t log_every = 10;
+  bool distributed = false;  // MPI: one part per rank (train_distributed below)
+  std::string parts_dir;
+  uint64_t partition_seed = 0;
   std::string json, metrics, plot;
   std::string checkpoint, resume;
   int64_t checkpoint_every = 0;
@@ -127,6 +133,13 @@ void add_flags(CLI::App& app, Flags& f) {
            "equals the uninterrupted run's bit for bit")
       ->check(CLI::ExistingFile);
   add_int(app, "--synthetic-nodes", f.synthetic_nodes, "synthetic graph: nodes", 1);
+  add_bool(app, "--distributed", f.distributed,
+           "1: full-batch training over MPI ranks (mpirun -np K edgewise-train --distributed 1 ...), one graph part "
+           "per rank; equals the single-process run (gcn, sage, gin)");
+  add_text(app, "--parts-dir", f.parts_dir,
+           "--distributed: each rank loads DIR/part<rank>.npz (written by edgewise-partition) instead of "
+           "partitioning --dataset in memory");
+  add_uint64(app, "--partition-seed", f.partition_seed, "--distributed without --parts-dir: METIS seed");
 }
 
 // Checks between flags, before any data is loaded; returns the message of the first violation.
@@ -144,6 +157,19 @@ std::optional<std::string> check_flag_combinations(const Flags& f) {
   if ((!f.checkpoint.empty() || !f.resume.empty()) && f.runs != 1)
     return "--checkpoint / --resume hold one run: use --runs 1 (got " + std::to_string(f.runs) + ")";
   if (f.checkpoint_every > 0 && f.checkpoint.empty()) return "--checkpoint-every needs --checkpoint FILE";
+  if (f.distributed) {
+#if !EDGEWISE_TRAIN_DISTRIBUTED
+    return "--distributed: this edgewise-train was built without MPI (install libopenmpi-dev and libmetis-dev)";
+#endif
+    if (f.task != "node") return "--distributed supports --task node only (got " + f.task + ")";
+    if (f.model == "gat") return "--distributed supports --model gcn, sage or gin (got gat)";
+    if (f.runs != 1) return "--distributed runs once: use --runs 1 (got " + std::to_string(f.runs) + ")";
+    if (!f.checkpoint.empty() || !f.resume.empty()) return "--distributed does not write or resume checkpoints";
+    if (f.device != "cpu" && f.device != "cuda" && f.device != "gpu")
+      return "--distributed takes --device cpu or cuda (each rank takes the GPU of its local rank), got " + f.device;
+  } else if (!f.parts_dir.empty()) {
+    return "--parts-dir needs --distributed 1";
+  }
   return std::nullopt;
 }
 
@@ -198,8 +224,15 @@ int train_link(const Flags& f) {
   return examples::run_link_task(dataset, source, s);
 }
 
+#if EDGEWISE_TRAIN_DISTRIBUTED
+int train_distributed(const Flags& f);
+#endif
+
 int train(const Flags& f) {
   if (f.task == "link") return train_link(f);
+#if EDGEWISE_TRAIN_DISTRIBUTED
+  if (f.distributed) return train_distributed(f);
+#endif
   const Device device = Device::parse(f.device);
   std::string source;
   Dataset dataset = load(f, source);
@@ -319,6 +352,105 @@ int train(const Flags& f) {
   }
   return 0;
 }
+
+#if EDGEWISE_TRAIN_DISTRIBUTED
+// --distributed: one part per MPI rank, fit_distributed (edgewise/gnn/dist/trainer.hpp).
+// Rank 0 prints and writes the output files.
+int train_distributed(const Flags& f) {
+  dist::Environment mpi(nullptr, nullptr);
+  const dist::Communicator comm = dist::Communicator::world();
+  const bool root = comm.rank() == 0;
+  PrepareOptions prep;
+  prep.features = parse_feature_format(f.features);
+  prep.normalize_features = f.normalize_features;
+  dist::Part part;
+  std::string source;
+  if (!f.parts_dir.empty()) {
+    const std::string path = f.parts_dir + "/part" + std::to_string(comm.rank()) + ".npz";
+    part = dist::read_part(path);
+    if (part.num_parts != comm.size() || part.rank != comm.rank())
+      throw std::invalid_argument("--parts-dir: " + path + " is part " + std::to_string(part.rank) + " of " +
+                                  std::to_string(part.num_parts) + ", but this is rank " + std::to_string(comm.rank()) +
+                                  " of " + std::to_string(comm.size()));
+    source = f.parts_dir;
+  } else {
+    // Every rank loads the dataset and partitions it the same way (METIS is deterministic for a seed).
+    Dataset dataset = load(f, source);
+    if (prep.features == FeatureFormat::Auto)  // decided on the whole graph, as the single process does
+      prep.features = dataset.features.density() <= prep.sparse_threshold ? FeatureFormat::Sparse : FeatureFormat::Dense;
+    dist::PartitionOptions po;
+    po.seed = f.partition_seed;
+    const dist::Partition p = dist::partition(dataset, comm.size(), po);
+    if (root)
+      std::printf("edgewise-train: %s — %lld nodes, %lld edges over %d ranks: edge cut %lld (%.2f %%), node balance "
+                  "%.3f\n",
+                  source.c_str(), static_cast<long long>(dataset.num_nodes), static_cast<long long>(dataset.num_edges()),
+                  comm.size(), static_cast<long long>(p.edge_cut),
+                  100.0 * static_cast<double>(p.edge_cut) / static_cast<double>(std::max<int64_t>(dataset.num_edges(), 1)),
+                  p.node_balance());
+    part = dist::build_part(dataset, p, comm.rank());
+  }
+  // GPUs: local rank i of a host takes its GPU i (modulo the GPUs there).
+  const Device device = f.device == "cpu" ? Device::cpu()
+                                          : Device::cuda(comm.local_rank() % std::max(1, cuda_device_count()));
+  dist::DistTrainData data = dist::prepare_part(comm, std::move(part), prep, device);
+  const dist::HaloExchange halo(comm, data.part, device);
+  if (root) std::printf("device %s, halo exchange over %s\n", device.str().c_str(), comm.transport(device));
+  ModelConfig config;
+  config.kind = parse_model_kind(f.model);
+  config.in_features = data.local.features.cols();
+  config.hidden_features = f.hidden;
+  config.out_features = data.local.num_classes;
+  config.layers = f.layers;
+  config.dropout = f.dropout;
+  config.sage_aggregator = parse_sage_aggregator(f.sage_aggr);
+  config.aggregation.strategy = parse_strategy(f.aggregation);
+  config.aggregation.form = f.form == "materialized" ? MessageForm::Materialized : MessageForm::Fused;
+  set_deterministic(f.deterministic);
+  Generator generator(f.seed);
+  auto model = dist::make_dist_model(config, generator, data, halo);
+  if (root)
+    std::printf("model: %s, %lld parameters; part 0: %lld owned + %lld halo nodes\n", model->describe().c_str(),
+                static_cast<long long>(model->num_parameters()), static_cast<long long>(data.part.num_owned),
+                static_cast<long long>(data.part.num_halo()));
+  TrainerOptions options;
+  options.epochs = f.epochs;
+  options.lr = f.lr;
+  options.weight_decay = f.weight_decay;
+  options.optimizer = parse_optimizer(f.optimizer);
+  options.patience = f.patience;
+  options.selection = parse_model_selection(f.select);
+  options.seed = f.seed;
+  options.log_every = f.log_every;
+  options.nonfinite_loss = parse_nonfinite_loss(f.nonfinite);
+  if (!f.metrics.empty()) (ends_with(f.metrics, ".json") ? options.metrics_json : options.metrics_csv) = f.metrics;
+  options.plot_svg = f.plot;
+  const dist::DistTrainResult run = dist::fit_distributed(comm, *model, data, options);
+  const TrainResult& r = run.result;
+  if (root) {
+    std::printf("\n%s over %d ranks: test accuracy %.2f %% (valid %.2f %%, best epoch %lld), %.3f ms/epoch (median), "
+                "halo exchange %.3f MB/epoch, %.2f s\n",
+                to_string(config.kind), comm.size(), 100 * r.test_acc, 100 * r.best_valid_acc,
+                static_cast<long long>(r.best_epoch), r.epoch_ms_median, run.halo_bytes_per_epoch / 1e6,
+                r.total_seconds);
+    if (!f.json.empty()) {
+      cli::write_json_file(f.json, {{"dataset", source},
+                                    {"model", to_string(config.kind)},
+                                    {"ranks", comm.size()},
+                                    {"test_acc", r.test_acc},
+                                    {"valid_acc", r.best_valid_acc},
+                                    {"train_acc", r.train_acc},
+                                    {"best_epoch", r.best_epoch},
+                                    {"epoch_ms_median", r.epoch_ms_median},
+                                    {"halo_bytes_per_epoch", run.halo_bytes_per_epoch},
+                                    {"seconds_per_run", r.total_seconds}});
+      std::printf("final metrics: %s\n", f.json.c_str());
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
+#endif  // EDGEWISE_TRAIN_DISTRIBUTED
 
 }  // namespace
 

@@ -10,6 +10,7 @@ with_test_deps=0
 
 apt_packages=(cmake ninja-build g++ libeigen3-dev libgtest-dev pybind11-dev zlib1g-dev python3-dev
   libcli11-dev nlohmann-json3-dev libdlpack-dev
+  libopenmpi-dev openmpi-bin libmetis-dev  # edgewise::dist: MPI ranks, METIS partitions
   clang clang-14 libclang-rt-14-dev libomp-14-dev)  # the last line: tools/fuzz.sh (libFuzzer)
 missing=()
 for p in "${apt_packages[@]}"; do

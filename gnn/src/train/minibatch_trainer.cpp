@@ -72,6 +72,13 @@ MiniBatchTrainer::MiniBatchTrainer(MiniBatchSAGE& model, const TrainData& data, 
   EW_REQUIRE(options_.checkpoint_every == 0 || !options_.checkpoint_path.empty(), kOp, ": checkpoint_every (",
              options_.checkpoint_every, ") needs a checkpoint_path");
   if (!options_.checkpoint_path.empty()) train_detail::check_checkpoint_path(options_.checkpoint_path);
+  const DataParallel& dp = options_.data_parallel;
+  EW_REQUIRE(dp.world_size >= 1 && dp.rank >= 0 && dp.rank < dp.world_size, kOp, ": data_parallel rank ", dp.rank,
+             " of world_size ", dp.world_size);
+  EW_REQUIRE(dp.world_size == 1 || (dp.sum_gradients && dp.sum), kOp,
+             ": data_parallel over several processes needs sum_gradients and sum");
+  EW_REQUIRE(dp.world_size == 1 || options_.seed_order == SeedOrder::Shuffle, kOp,
+             ": data_parallel supports SeedOrder::Shuffle only");
 }
 
 double MiniBatchTrainer::evaluate(const IndexTensor& rows) {
@@ -131,8 +138,21 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
         weights = sb.weights;
       } else {
         const int64_t lo = b * B, hi = std::min(n_train, lo + B);
-        batch_nodes.assign(order.begin() + lo, order.begin() + hi);
-        weights.assign(batch_nodes.size(), 1.0f / static_cast<float>(batch_nodes.size()));
+        // This process's slice of the batch (all of it with one process).
+        const DataParallel& dp = options_.data_parallel;
+        const int64_t first = lo + (hi - lo) * dp.rank / dp.world_size;
+        const int64_t last = lo + (hi - lo) * (dp.rank + 1) / dp.world_size;
+        batch_nodes.assign(order.begin() + first, order.begin() + last);
+        weights.assign(batch_nodes.size(), 1.0f / static_cast<float>(hi - lo));
+      }
+      if (batch_nodes.empty()) {
+        // A batch smaller than the process count leaves this process nothing: it
+        // still takes part in the sums, adding 0, and steps with everyone.
+        optimizer.zero_grad();
+        loss_sum += options_.data_parallel.sum(0.0);
+        options_.data_parallel.sum_gradients(model_.parameters());
+        optimizer.step();
+        continue;
       }
       const auto s0 = Clock::now();
       const MiniBatch mb = sampler_.sample(batch_nodes, generator_);
@@ -145,9 +165,11 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
       Variable logits = model_.forward(mb, x, generator_);
       std::vector<float> per_node;
       Variable loss = weighted_cross_entropy(logits, batch_labels, weights, seeds ? &per_node : nullptr);
-      const double batch_loss = loss.value().to_host_vector()[0];
+      double batch_loss = loss.value().to_host_vector()[0];
+      if (options_.data_parallel.world_size > 1) batch_loss = options_.data_parallel.sum(batch_loss);
       loss_guard.check(batch_loss, epoch, b);
       loss.backward();
+      if (options_.data_parallel.world_size > 1) options_.data_parallel.sum_gradients(model_.parameters());
       optimizer.step();
       loss_sum += batch_loss;
       if (seeds) {

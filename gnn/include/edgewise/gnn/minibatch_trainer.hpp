@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -50,6 +51,19 @@ enum class SeedOrder {
   LossPrioritized,
 };
 
+// Data parallelism over several processes (the graph replicated in each; edgewise::dist
+// provides the reductions over MPI, dist::data_parallel): every process draws the same
+// seed order and takes its contiguous slice of each batch's seeds; a seed's loss weight
+// is 1 / (seeds in the whole batch), and the gradients are summed over the processes
+// before every step, so a step is the single-process step on the whole batch (equal in
+// expectation; equal up to rounding when the sampler takes whole neighbourhoods and
+// dropout is 0). Shuffled seeds only.
+struct DataParallel {
+  int64_t rank = 0, world_size = 1;
+  std::function<void(const std::vector<Variable>& params)> sum_gradients;  // in place, a missing gradient is 0
+  std::function<double(double)> sum;                                        // a scalar over the processes
+};
+
 struct MiniBatchTrainerOptions {
   std::vector<int64_t> fanouts{10, 25};  // NeighborSampler order: the last entry samples the seeds' neighbours
   int64_t batch_size = 512;
@@ -72,6 +86,7 @@ struct MiniBatchTrainerOptions {
   std::string checkpoint_path;
   int64_t checkpoint_every = 0;
   std::string resume_path;
+  DataParallel data_parallel;  // world_size 1: one process
 };
 
 struct MiniBatchTrainResult : TrainResult {
