@@ -9,6 +9,7 @@
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/offsets_from_keys.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
+#include "graph/edge_attr.hpp"
 
 namespace edgewise::gnn {
 
@@ -179,13 +180,17 @@ Graph Graph::with_self_loops(float fill) const {
   }
   const bool weighted = !w.empty() || fill != 1.0f;
   if (weighted && w.empty()) w.assign(src.size(), 1.0f);
+  std::vector<int64_t> added;
   for (int64_t v = 0; v < num_nodes(); ++v) {
     if (has_loop[v]) continue;
     src.push_back(v);
     dst.push_back(v);
+    added.push_back(v);
     if (weighted) w.push_back(fill);
   }
-  return from_coo(src, dst, num_nodes(), w).to(device());
+  Graph g = from_coo(src, dst, num_nodes(), w);
+  if (has_edge_attr()) g = g.with_edge_attr(edge_attr_with_mean_loops(*this, added));
+  return g.to(device());
 }
 
 Graph Graph::gcn_normalized(bool add_self_loops, float fill) const {
@@ -212,6 +217,7 @@ Graph Graph::with_edge_weight(const Tensor& weight) const {
   impl->destinations = destinations().to(device());
   impl->edge_ids = edge_ids().to(device());
   impl->edge_weight = weight.reshape(num_edges(), 1).to(device());
+  if (has_edge_attr()) impl->edge_attr = edge_attr();
   Graph g;
   g.impl_ = impl;
   return g;
@@ -229,6 +235,7 @@ Graph Graph::to(Device target) const {
   impl->destinations = destinations().to(target);
   impl->edge_ids = edge_ids().to(target);
   if (has_edge_weight()) impl->edge_weight = edge_weight().to(target);
+  if (has_edge_attr()) impl->edge_attr = edge_attr().to(target);
   Graph g;
   g.impl_ = impl;
   return g;
