@@ -4,7 +4,7 @@ Importable only where torch is installed (``import edgewise`` never imports torc
 ``edgewise.torch.ops`` holds torch_scatter-compatible reductions and the fused
 ``spmm``, and the attention primitives (``sddmm_add``, ``sddmm_dot``,
 ``edge_softmax``, ``attention_aggregate``); ``edgewise.torch.nn`` holds GCNConv, SAGEConv,
-GINConv, GATConv and GATv2Conv with PyG's
+GINConv, GINEConv, GATConv and GATv2Conv with PyG's
 arguments and parameter names, and ``nn.functional.dropout`` (the engine's Philox
 dropout). All operators are registered under ``torch.ops.edgewise``.
 """
