@@ -333,8 +333,9 @@ def load_dataset(name_or_path: str, features: str = 'auto', sparse_threshold: ty
     [2, E]: row 0 sources, row 1 destinations), features (float32 [N, F] when dense,
     else a CSR tuple (offsets int64 [N+1], indices int32 [nnz], values float32 [nnz],
     (N, F))), feature_format ("dense" or "sparse"), labels (int64 [N], empty when
-    there are none), train_idx / valid_idx / test_idx (int64, ascending). The arrays
-    own the loaded memory (no copy is made).
+    there are none), train_idx / valid_idx / test_idx (int64, ascending), and
+    edge_feat (float32 [E, D], row e for edge_index column e) when the data has edge
+    features. The arrays own the loaded memory (no copy is made).
     """
 def offsets_from_keys(keys: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
     """
@@ -365,8 +366,9 @@ def planted_partition(num_nodes: typing.SupportsInt | typing.SupportsIndex = 270
     [2, E]: row 0 sources, row 1 destinations), features (float32 [N, F] when dense,
     else a CSR tuple (offsets int64 [N+1], indices int32 [nnz], values float32 [nnz],
     (N, F))), feature_format ("dense" or "sparse"), labels (int64 [N], empty when
-    there are none), train_idx / valid_idx / test_idx (int64, ascending). The arrays
-    own the loaded memory (no copy is made).
+    there are none), train_idx / valid_idx / test_idx (int64, ascending), and
+    edge_feat (float32 [E, D], row e for edge_index column e) when the data has edge
+    features. The arrays own the loaded memory (no copy is made).
     """
 def read_npz(path: str) -> dict:
     """
@@ -390,8 +392,9 @@ def rmat_graph(num_nodes: typing.SupportsInt | typing.SupportsIndex, num_edges: 
     [2, E]: row 0 sources, row 1 destinations), features (float32 [N, F] when dense,
     else a CSR tuple (offsets int64 [N+1], indices int32 [nnz], values float32 [nnz],
     (N, F))), feature_format ("dense" or "sparse"), labels (int64 [N], empty when
-    there are none), train_idx / valid_idx / test_idx (int64, ascending). The arrays
-    own the loaded memory (no copy is made).
+    there are none), train_idx / valid_idx / test_idx (int64, ascending), and
+    edge_feat (float32 [E, D], row e for edge_index column e) when the data has edge
+    features. The arrays own the loaded memory (no copy is made).
     """
 def run_length_encode(keys: typing.Any) -> typing.Any:
     """
