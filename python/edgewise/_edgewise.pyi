@@ -112,6 +112,10 @@ class Graph:
         """
         out[v] = op over edges u -> v of w_e * x[u] for x [N] or [N, C] float32.
         """
+    def edge_attr(self) -> typing.Any:
+        """
+        The edge features [E, D] float32 in CSR order (row k: the edge sources()[k] -> its destination), or None when the graph has none.
+        """
     def edge_ids(self) -> numpy.typing.NDArray[numpy.int64]:
         """
         Input position of each CSR edge [E] (the sort permutation).
@@ -131,6 +135,10 @@ class Graph:
     def sources(self) -> numpy.typing.NDArray[numpy.int32]:
         """
         Source node of each CSR edge [E] (int32).
+        """
+    def with_edge_attr(self, edge_attr: typing.Any) -> Graph:
+        """
+        This graph carrying edge features edge_attr [E, D] (or [E]) float32, given in edge_index order; they are kept in CSR order (row k belongs to CSR edge k). Non-finite values raise ValueError.
         """
     @property
     def num_edges(self) -> int:

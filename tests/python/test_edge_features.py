@@ -1,4 +1,5 @@
-"""Edge features in the OGB npz layout (key edge_feat): loaded in edge_index order, checked."""
+"""Edge features: the OGB npz key edge_feat (loaded in edge_index order, checked) and
+Graph.with_edge_attr / Graph.edge_attr (kept in CSR order, each row with its edge)."""
 
 import numpy as np
 import pytest
@@ -39,3 +40,27 @@ def test_bad_edge_features_are_rejected_naming_the_key(tmp_path, feat, message):
     write(tmp_path / "bad.npz", edge_feat=feat)
     with pytest.raises(ew.DataFileError, match=message):
         ew.load_dataset(str(tmp_path / "bad.npz"))
+
+
+def test_graph_keeps_each_edges_features_with_it_in_csr_order():
+    rng = np.random.default_rng(1)
+    ei = rng.integers(0, 6, (2, 25))
+    ei[:, :2] = [[3, 3], [1, 1]]  # a duplicate pair with different features
+    attr = rng.standard_normal((25, 3)).astype(np.float32)
+    g = ew.Graph(ei, 6)
+    assert g.edge_attr() is None
+    csr = g.with_edge_attr(attr).edge_attr()
+    np.testing.assert_array_equal(csr, attr[g.edge_ids()])
+    offsets = g.offsets()
+    dst = np.repeat(np.arange(6), np.diff(offsets))
+    got = sorted(zip(g.sources().tolist(), dst.tolist(), map(tuple, csr.tolist())))
+    want = sorted(zip(ei[0].tolist(), ei[1].tolist(), map(tuple, attr.tolist())))
+    assert got == want
+    one_col = g.with_edge_attr(attr[:, 0]).edge_attr()
+    assert one_col.shape == (25, 1)
+    with pytest.raises(ValueError, match=r"edge_attr \[24, 3\] has 24 rows for 25 edges"):
+        g.with_edge_attr(attr[:24])
+    bad = attr.copy()
+    bad[4, 2] = np.nan
+    with pytest.raises(ValueError, match=r"edge_attr\[4, 2\]"):
+        g.with_edge_attr(bad)
