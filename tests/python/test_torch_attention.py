@@ -211,20 +211,36 @@ def pyg_pair(name, kwargs, dtype):
     return ours, theirs
 
 
+EDGE_CASES = [
+    ("GATConv", dict(heads=2, edge_dim=3)),
+    ("GATConv", dict(heads=2, edge_dim=3, fill_value=0.5, concat=False)),
+    ("GATConv", dict(heads=2, edge_dim=3, fill_value="add")),
+    ("GATConv", dict(heads=2, edge_dim=3, add_self_loops=False)),
+    ("GATv2Conv", dict(heads=2, edge_dim=3)),
+    ("GATv2Conv", dict(heads=3, edge_dim=3, fill_value=torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64))),
+]
+
+
 @needs_pyg
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("name,kwargs", GAT_CASES)
+@pytest.mark.parametrize("name,kwargs", GAT_CASES + EDGE_CASES)
 def test_gat_layers_match_pyg_outputs_and_gradients(name, kwargs, dtype):
     ours, theirs = pyg_pair(name, kwargs, dtype)
     x, ei = graph(11, dtype=dtype)
     x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
-    got, want = ours(x1, ei), theirs(x2, ei)
+    extra1, extra2 = {}, {}
+    if "edge_dim" in kwargs:
+        attr = torch.randn(ei.size(1), kwargs["edge_dim"], dtype=dtype)
+        extra1["edge_attr"], extra2["edge_attr"] = attr.clone().requires_grad_(), attr.clone().requires_grad_()
+    got, want = ours(x1, ei, **extra1), theirs(x2, ei, **extra2)
     tol = dict(rtol=1e-4, atol=1e-5) if dtype == torch.float32 else {}
     torch.testing.assert_close(got, want, **tol)
     g = torch.randn_like(got)
     got.backward(g)
     want.backward(g)
     torch.testing.assert_close(x1.grad, x2.grad, **tol)
+    if extra1:
+        torch.testing.assert_close(extra1["edge_attr"].grad, extra2["edge_attr"].grad, **tol)
     theirs_params = dict(theirs.named_parameters())
     for pname, p in ours.named_parameters():
         torch.testing.assert_close(p.grad, theirs_params[pname].grad, **tol, msg=pname)
@@ -269,16 +285,19 @@ def test_gat_structure_is_cached_across_layers():
 
 
 def test_gat_layers_reject_unsupported_arguments():
-    with pytest.raises(ValueError, match="edge_dim"):
-        ewnn.GATConv(4, 4, edge_dim=3)
     layer = ewnn.GATConv(4, 4)
     x, ei = torch.randn(5, 4), torch.tensor([[0, 1], [1, 2]])
     with pytest.raises(TypeError, match="bipartite"):
         layer((x, x), ei)
-    with pytest.raises(ValueError, match="edge_attr"):
-        layer(x, ei, torch.ones(2, 1))
     with pytest.raises(ValueError, match="edge_index must be"):
         layer(x, ei[0])
+    # Without edge_dim edge_attr plays no part (as in PyG).
+    torch.testing.assert_close(layer(x, ei, torch.ones(2, 1)), layer(x, ei))
+    with_edges = ewnn.GATConv(4, 4, edge_dim=2)
+    with pytest.raises(ValueError, match=r"edge_attr must be \[E\] or \[E, D\] with E = 2"):
+        with_edges(x, ei, torch.ones(3, 2))
+    with pytest.raises(ValueError, match="fill_value must be"):
+        ewnn.GATConv(4, 4, edge_dim=2, fill_value="median")(x, ei, torch.ones(2, 2))
 
 
 def test_compiled_gat_model_matches_eager():

@@ -5,7 +5,9 @@ state_dict loads into these and the outputs agree. Attention runs edge-wise in C
 order: logits by sddmm (GATConv: a_src[u] + a_dst[v], no [E, H, C] tensor) or by
 gathering x_l[u] + x_r[v] (GATv2Conv, whose logits need the per-edge vector), then
 edge_softmax per destination and one fused attention-weighted aggregation. The
-structure (self loops, CSR) is built once per edge_index tensor and cached.
+structure (self loops, CSR) is built once per edge_index tensor and cached. With
+edge_dim, edge features enter the logits (GATConv: a_edge . W_e e_uv, GATv2Conv:
+W_e e_uv inside the nonlinearity); added self loops get fill_value's features.
 """
 
 from typing import Optional, Tuple, Union
@@ -20,16 +22,19 @@ from .conv import _check_edge_index, _glorot_, _structures
 
 
 class _AttentionGraph:
-    """edge_index after self-loop handling, its CSR, each CSR edge's destination, and the
-    CSR position of each input edge (to report attention in edge_index order)."""
+    """edge_index after self-loop handling, its CSR, each CSR edge's destination, the
+    CSR position of each edge (to report attention in edge_index order) and the input
+    edges kept (None without self-loop handling: all of them, in order)."""
 
-    __slots__ = ("edge_index", "csr", "destinations", "csr_position")
+    __slots__ = ("edge_index", "csr", "destinations", "csr_position", "kept")
 
     def __init__(self, edge_index, num_nodes, add_self_loops):
         ei = edge_index.to(torch.int64)
+        self.kept = None
         if add_self_loops:
             # PyG's remove_self_loops + add_self_loops: one loop per node, existing loops dropped.
-            ei = ei[:, ei[0] != ei[1]]
+            self.kept = (ei[0] != ei[1]).nonzero().squeeze(1)
+            ei = ei.index_select(1, self.kept)
             loops = torch.arange(num_nodes, device=ei.device)
             ei = torch.cat([ei, loops.unsqueeze(0).expand(2, -1)], dim=1)
         self.edge_index = ei
@@ -49,13 +54,42 @@ def _attention_graph(edge_index, num_nodes, add_self_loops):
     )
 
 
-def _check_common(layer, x, edge_index, edge_attr, size):
+_LOOP_REDUCE = {"mean": "mean", "add": "sum", "sum": "sum", "max": "amax", "min": "amin", "mul": "prod"}
+
+
+def _loop_attr(attr, destinations, num_nodes, fill_value):
+    """Features of the added self loops (PyG's compute_loop_attr): a reduction of each
+    node's incoming features (a node without any gets 0), a constant, or a given row."""
+    shape = (num_nodes, attr.size(1))
+    if isinstance(fill_value, str):
+        if fill_value not in _LOOP_REDUCE:
+            raise ValueError(f"fill_value must be a number, a tensor or one of {', '.join(_LOOP_REDUCE)} "
+                             f"(got {fill_value!r})")
+        index = destinations.unsqueeze(1).expand_as(attr)
+        return attr.new_zeros(shape).scatter_reduce(0, index, attr, _LOOP_REDUCE[fill_value], include_self=False)
+    if isinstance(fill_value, Tensor):
+        return fill_value.to(attr.device, attr.dtype).reshape(1, -1).expand(shape).contiguous()
+    return attr.new_full(shape, float(fill_value))
+
+
+def _edge_attr_in_csr_order(layer, graph, edge_attr, num_input_edges, num_nodes):
+    """edge_attr [E] or [E, D] (edge_index order) -> [E', D] for the CSR edges, loops included."""
+    attr = edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr
+    if attr.dim() != 2 or attr.size(0) != num_input_edges:
+        raise ValueError(f"{type(layer).__name__}: edge_attr must be [E] or [E, D] with E = {num_input_edges} "
+                         f"(got shape {tuple(edge_attr.shape)})")
+    if graph.kept is not None:
+        attr = attr.index_select(0, graph.kept)
+        destinations = graph.edge_index[1, : attr.size(0)]
+        attr = torch.cat([attr, _loop_attr(attr, destinations, num_nodes, layer.fill_value)])
+    return attr.index_select(0, graph.csr.edge_ids)
+
+
+def _check_common(layer, x, edge_index, size):
     if not isinstance(x, Tensor):
         raise TypeError(f"{layer}: x must be one tensor [N, F] (bipartite (x_src, x_dst) pairs are not supported)")
     if x.dim() != 2:
         raise ValueError(f"{layer}: x must be [N, F] (got shape {tuple(x.shape)})")
-    if edge_attr is not None:
-        raise ValueError(f"{layer}: edge_attr is not supported (edge_dim must be None)")
     if size is not None:
         raise ValueError(f"{layer}: size is not supported (the graph has x.size(0) nodes)")
     _check_edge_index(edge_index, x.size(0), layer)
@@ -79,13 +113,6 @@ def _attention_weights(layer, graph, logits):
     return functional.dropout(alpha, p=layer.dropout, training=layer.training)
 
 
-def _check_unsupported(layer, edge_dim, fill_value):
-    if edge_dim is not None:
-        raise ValueError(f"{layer}: edge_dim is not supported (edge features in attention are not implemented)")
-    if fill_value != "mean":
-        raise ValueError(f"{layer}: fill_value only matters with edge_dim, which is not supported")
-
-
 class GATConv(torch.nn.Module):
     """Graph attention (Veličković et al.; PyG's GATConv).
 
@@ -94,7 +121,10 @@ class GATConv(torch.nn.Module):
     sum_u alpha[u -> v, h] W x_u (+ residual, + bias). in_channels may be a pair
     (separate lin_src / lin_dst, applied to the one x). dropout is applied to the
     attention weights while training. add_self_loops: drop existing loops, add one per
-    node (PyG). Not supported: edge_dim, bipartite (x_src, x_dst) input, size.
+    node (PyG). edge_dim: edge features e_uv [E, edge_dim] (forward's edge_attr) add
+    a_edge[h] . W_e e_uv to the logit; added loops get fill_value's features ("mean" of
+    the node's incoming ones, a number or a row). Without edge_dim, edge_attr is
+    ignored, as PyG does. Not supported: bipartite (x_src, x_dst) input, size.
     """
 
     def __init__(
@@ -112,10 +142,10 @@ class GATConv(torch.nn.Module):
         residual: bool = False,
     ):
         super().__init__()
-        _check_unsupported("GATConv", edge_dim, fill_value)
         self.in_channels, self.out_channels, self.heads = in_channels, out_channels, heads
         self.concat, self.negative_slope, self.dropout = concat, negative_slope, dropout
         self.add_self_loops, self.residual = add_self_loops, residual
+        self.edge_dim, self.fill_value = edge_dim, fill_value
         self.lin = self.lin_src = self.lin_dst = None
         if isinstance(in_channels, int):
             self.lin = torch.nn.Linear(in_channels, heads * out_channels, bias=False)
@@ -124,6 +154,12 @@ class GATConv(torch.nn.Module):
             self.lin_dst = torch.nn.Linear(in_channels[1], heads * out_channels, bias=False)
         self.att_src = torch.nn.Parameter(torch.empty(1, heads, out_channels))
         self.att_dst = torch.nn.Parameter(torch.empty(1, heads, out_channels))
+        if edge_dim is not None:
+            self.lin_edge = torch.nn.Linear(edge_dim, heads * out_channels, bias=False)
+            self.att_edge = torch.nn.Parameter(torch.empty(1, heads, out_channels))
+        else:
+            self.lin_edge = None
+            self.register_parameter("att_edge", None)
         total_out = out_channels * (heads if concat else 1)
         dst_in = in_channels if isinstance(in_channels, int) else in_channels[1]
         self.res = torch.nn.Linear(dst_in, total_out, bias=False) if residual else None
@@ -134,11 +170,12 @@ class GATConv(torch.nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        for lin in (self.lin, self.lin_src, self.lin_dst, self.res):
+        for lin in (self.lin, self.lin_src, self.lin_dst, self.lin_edge, self.res):
             if lin is not None:
                 _glorot_(lin.weight)
-        _glorot_(self.att_src)
-        _glorot_(self.att_dst)
+        for att in (self.att_src, self.att_dst, self.att_edge):
+            if att is not None:
+                _glorot_(att)
         if self.bias is not None:
             torch.nn.init.zeros_(self.bias)
 
@@ -146,7 +183,7 @@ class GATConv(torch.nn.Module):
         self, x: Tensor, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None,
         return_attention_weights: Optional[bool] = None,
     ):
-        _check_common("GATConv", x, edge_index, edge_attr, size)
+        _check_common("GATConv", x, edge_index, size)
         H, C = self.heads, self.out_channels
         if self.lin is not None:
             x_src = x_dst = self.lin(x).view(-1, H, C)
@@ -155,6 +192,9 @@ class GATConv(torch.nn.Module):
         graph = _attention_graph(edge_index, x.size(0), self.add_self_loops)
         # Per-node halves of the logit; sddmm adds them per edge (no per-edge vectors).
         logits = sddmm_add(graph.csr, (x_src * self.att_src).sum(-1), (x_dst * self.att_dst).sum(-1))
+        if edge_attr is not None and self.lin_edge is not None:
+            attr = _edge_attr_in_csr_order(self, graph, edge_attr, edge_index.size(1), x.size(0))
+            logits = logits + (self.lin_edge(attr).view(-1, H, C) * self.att_edge).sum(-1)
         alpha = _attention_weights(self, graph, logits)
         out = attention_aggregate(graph.csr, alpha, x_src)
         return _finish(self, out, graph, alpha, x, return_attention_weights)
@@ -169,7 +209,8 @@ class GATv2Conv(torch.nn.Module):
     alpha[u -> v, h] = softmax over v's incoming edges of
     a[h] . LeakyReLU(W_l x_u + W_r x_v); out_v = concat or mean over heads of
     sum_u alpha[u -> v, h] W_l x_u (+ residual, + bias). share_weights: W_r = W_l.
-    Other arguments as GATConv; not supported: edge_dim, bipartite input, size.
+    edge_dim: W_e e_uv joins W_l x_u + W_r x_v inside the LeakyReLU (loops: fill_value).
+    Other arguments as GATConv; not supported: bipartite input, size.
     """
 
     def __init__(
@@ -188,14 +229,15 @@ class GATv2Conv(torch.nn.Module):
         residual: bool = False,
     ):
         super().__init__()
-        _check_unsupported("GATv2Conv", edge_dim, fill_value)
         self.in_channels, self.out_channels, self.heads = in_channels, out_channels, heads
+        self.edge_dim, self.fill_value = edge_dim, fill_value
         self.concat, self.negative_slope, self.dropout = concat, negative_slope, dropout
         self.add_self_loops, self.residual, self.share_weights = add_self_loops, residual, share_weights
         src_in, dst_in = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
         self.lin_l = torch.nn.Linear(src_in, heads * out_channels, bias=bias)
         self.lin_r = self.lin_l if share_weights else torch.nn.Linear(dst_in, heads * out_channels, bias=bias)
         self.att = torch.nn.Parameter(torch.empty(1, heads, out_channels))
+        self.lin_edge = torch.nn.Linear(edge_dim, heads * out_channels, bias=False) if edge_dim is not None else None
         total_out = out_channels * (heads if concat else 1)
         self.res = torch.nn.Linear(dst_in, total_out, bias=False) if residual else None
         if bias:
@@ -205,7 +247,7 @@ class GATv2Conv(torch.nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        for lin in (self.lin_l, self.lin_r, self.res):
+        for lin in (self.lin_l, self.lin_r, self.lin_edge, self.res):
             if lin is not None:
                 _glorot_(lin.weight)
                 if lin.bias is not None:
@@ -218,13 +260,16 @@ class GATv2Conv(torch.nn.Module):
         self, x: Tensor, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None,
         return_attention_weights: Optional[bool] = None,
     ):
-        _check_common("GATv2Conv", x, edge_index, edge_attr, size)
+        _check_common("GATv2Conv", x, edge_index, size)
         H, C = self.heads, self.out_channels
         x_l = self.lin_l(x).view(-1, H, C)
         x_r = self.lin_r(x).view(-1, H, C)
         graph = _attention_graph(edge_index, x.size(0), self.add_self_loops)
         # GATv2's logit needs the per-edge vector x_l[u] + x_r[v] before its nonlinearity.
         pair = x_l.index_select(0, graph.csr.sources.to(torch.int64)) + x_r.index_select(0, graph.destinations)
+        if edge_attr is not None and self.lin_edge is not None:
+            attr = _edge_attr_in_csr_order(self, graph, edge_attr, edge_index.size(1), x.size(0))
+            pair = pair + self.lin_edge(attr).view(-1, H, C)
         logits = (F.leaky_relu(pair, self.negative_slope) * self.att).sum(-1)
         alpha = edge_softmax(graph.csr, logits)
         alpha = functional.dropout(alpha, p=self.dropout, training=self.training)
