@@ -7,6 +7,7 @@
 #include <limits>
 #include <tuple>
 
+#include "edgewise/gnn/dataset.hpp"
 #include "edgewise/gnn/edge_messages.hpp"
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/gine_conv.hpp"
@@ -140,7 +141,7 @@ TEST(EdgeFeatures, BadFeaturesAreRejectedNamingTheArgument) {
 TEST_P(EdgeFeatureTest, GatherSourcesGradientChecks) {
   const Coo c = random_coo(4);
   Graph g = Graph::from_coo(c.src, c.dst, c.n).to(device());
-  const auto [s, d] = g.coo();
+  const std::vector<int64_t> s = g.coo().first;  // not a structured binding: the lambda captures it
   check_gradients({"gather_sources",
                    {{c.n, 3}},
                    {},
@@ -216,7 +217,7 @@ TEST_P(EdgeFeatureTest, GineConvMatchesTheFormulaWithAndWithoutEdgeProjection) {
     GINEConv conv(F, H, O, gen, o, device());
     const NamedParameters named = conv.named_parameters();
     std::vector<std::string> names;
-    for (const auto& [name, p] : named) names.push_back(name);
+    for (const auto& entry : named) names.push_back(entry.first);
     std::vector<std::string> want_names{"nn.0.weight", "nn.0.bias", "nn.2.weight", "nn.2.bias"};
     if (edge_dim > 0) want_names.insert(want_names.end(), {"lin.weight", "lin.bias"});
     want_names.push_back("eps");
@@ -234,11 +235,13 @@ TEST_P(EdgeFeatureTest, GineConvMatchesTheFormulaWithAndWithoutEdgeProjection) {
     auto xr = rng_for(602);
     const std::vector<float> xs = random_values<float>(xr, c.n * F, -1, 1);
     const Flat x64(xs.begin(), xs.end());
-    for (const auto& [name, p] : named) const_cast<Variable&>(p).zero_grad();
+    for (auto [name, p] : named) p.zero_grad();  // a copy shares the parameter's storage
     Variable y = conv.forward(g, Variable(Tensor::from_host(xs, c.n, F, device())));
     y.backward(Tensor::full(c.n, O, 1.0f, device()));
     for (size_t i = 0; i < named.size(); ++i) {
-      const auto& [name, p] = named[i];
+      // Named, not a structured binding: the lambda below captures it (clang 14 rejects that).
+      const std::string& name = named[i].first;
+      const Variable& p = named[i].second;
       ASSERT_TRUE(p.has_grad()) << name;
       const std::vector<float> analytic = p.grad().to_host_vector();
       GineRef probe = ref;
@@ -295,6 +298,31 @@ TEST_P(EdgeFeatureTest, GineConvOnAGraphWithoutEdgesIsTheMlpOfScaledX) {
   }
   y.backward(Tensor::full(4, 2, 1.0f, device()));
   EXPECT_TRUE(x.has_grad());
+}
+
+TEST(EdgeFeatures, DatasetValidationChecksEdgeFeatures) {
+  Dataset d;
+  d.name = "tiny";
+  d.num_nodes = 3;
+  d.edge_index = {0, 1, 1, 2};  // edges 0 -> 1, 1 -> 2
+  d.features.rows = 3;
+  d.edge_feat = {1, 2, 3, 4};
+  d.edge_feat_dim = 2;
+  EXPECT_NO_THROW(d.validate());
+  auto message = [](const Dataset& bad) {
+    try {
+      bad.validate();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Dataset short_rows = d;
+  short_rows.edge_feat.pop_back();
+  EXPECT_NE(message(short_rows).find("edge_feat has 3 values, not E * edge_feat_dim = 2 * 2"), std::string::npos);
+  Dataset nan = d;
+  nan.edge_feat[3] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_NE(message(nan).find("edge_feat[1, 1]"), std::string::npos);
 }
 
 TEST(EdgeFeatures, GineConvRejectsMissingOrMisshapenEdgeFeatures) {
