@@ -1,5 +1,6 @@
 // edgewise-train: full-batch node classification (GCN, GraphSAGE, GIN or GAT) on an npz
-// dataset or the built-in synthetic graph, with progress, metrics and a plot.
+// dataset or the built-in synthetic graph, with progress, metrics and a plot; or, with
+// --task link, link prediction (train_link.cpp).
 //   edgewise-train [--dataset cora|PATH|synthetic] [--model gcn|sage|gin|gat] [--runs N] ...
 //   edgewise-train --help   for every flag.
 // Exit status: 0 done, 2 bad flags (before anything is loaded), 1 any other failure
@@ -22,6 +23,7 @@
 #include "edgewise/gnn/dataset_spec.hpp"
 #include "edgewise/gnn/models.hpp"
 #include "edgewise/gnn/trainer.hpp"
+#include "train_link.hpp"
 
 namespace {
 
@@ -30,6 +32,8 @@ using namespace edgewise::gnn;
 
 // Every flag's value, initialised to its default.
 struct Flags {
+  std::string task = "node";
+  int64_t hits_k = 50;
   std::string dataset = "auto", data_dir, model = "gcn";
   int64_t layers = 2, hidden = 16;
   float dropout = 0.5f, lr = 0.01f, weight_decay = 5e-4f;
@@ -59,6 +63,12 @@ void add_flags(CLI::App& app, Flags& f) {
   using namespace edgewise::cli;
   constexpr RealRange kPositive{.min = 0, .min_inclusive = false};
   constexpr RealRange kNonNegative{.min = 0};
+  add_choice(app, "--task", f.task,
+             "node (node classification), link (link prediction: GCN encoder, dot-product decoder, PyG "
+             "link_pred.py's recipe 128->64, 100 epochs, no dropout or weight decay where the flags are not given; "
+             "reports test AUC and Hits@K) or graph (graph classification)",
+             {"node", "link", "graph"});
+  add_int(app, "--hits-k", f.hits_k, "--task link: K of Hits@K (OGB: positives above the K-th best negative)", 1);
   add_text(app, "--dataset", f.dataset,
            "dataset name in the data dir (cora, citeseer, amazon_photo, coauthor_cs), a path to an .npz (OGB, "
            "gnn-benchmark or scipy.sparse), an OGB raw dataset folder or an edge-list file, 'synthetic' "
@@ -103,7 +113,8 @@ void add_flags(CLI::App& app, Flags& f) {
              {"error", "warn"});
   add_int(app, "--log-every", f.log_every, "progress line every N epochs (0: quiet)", 0);
   add_output_path(app, "--json", f.json,
-                  "write final metrics (test_acc_mean, test_acc_std, valid_acc_mean, epoch_ms_median, runs, ...)");
+                  "write final metrics (test_acc_mean, test_acc_std, valid_acc_mean, epoch_ms_median, runs, ...; "
+                  "--task link: test_auc_mean, test_auc_std, test_hits_at_k, ...)");
   add_output_path(app, "--metrics", f.metrics, "write the per-epoch log of the first run (JSON if FILE ends in .json, "
                                               "else CSV)");
   add_output_path(app, "--plot", f.plot, "write the training curves of the first run as SVG");
@@ -120,6 +131,16 @@ void add_flags(CLI::App& app, Flags& f) {
 
 // Checks between flags, before any data is loaded; returns the message of the first violation.
 std::optional<std::string> check_flag_combinations(const Flags& f) {
+  if (f.task == "graph") return "--task graph: graph classification is not supported yet";
+  if (f.task == "link") {
+    if (f.model != "gcn") return "--task link supports --model gcn only (got " + f.model + ")";
+    for (const char* flag : {"--metrics", "--plot", "--checkpoint", "--checkpoint-every", "--resume", "--patience",
+                             "--select", "--optimizer", "--aggregation", "--form", "--sage-aggr", "--heads",
+                             "--output-heads", "--attention-dropout", "--nonfinite"})
+      if (f.has(flag)) return std::string(flag) + " is not supported with --task link";
+  } else if (f.has("--hits-k")) {
+    return "--hits-k needs --task link";
+  }
   if ((!f.checkpoint.empty() || !f.resume.empty()) && f.runs != 1)
     return "--checkpoint / --resume hold one run: use --runs 1 (got " + std::to_string(f.runs) + ")";
   if (f.checkpoint_every > 0 && f.checkpoint.empty()) return "--checkpoint-every needs --checkpoint FILE";
@@ -154,7 +175,31 @@ bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// --task link: the link recipe's defaults, overridden by the flags given.
+int train_link(const Flags& f) {
+  examples::LinkTaskSettings s;
+  if (f.has("--layers")) s.layers = f.layers;
+  if (f.has("--hidden")) s.hidden = f.hidden;
+  if (f.has("--dropout")) s.dropout = f.dropout;
+  if (f.has("--lr")) s.lr = f.lr;
+  if (f.has("--weight-decay")) s.weight_decay = f.weight_decay;
+  if (f.has("--epochs")) s.epochs = f.epochs;
+  s.hits_k = f.hits_k;
+  s.seed = f.seed;
+  s.runs = f.runs;
+  s.log_every = f.log_every;
+  s.device = f.device;
+  s.prepare.features = parse_feature_format(f.features);
+  s.prepare.normalize_features = f.normalize_features;
+  s.json = f.json;
+  set_deterministic(f.deterministic);
+  std::string source;
+  const Dataset dataset = load(f, source);
+  return examples::run_link_task(dataset, source, s);
+}
+
 int train(const Flags& f) {
+  if (f.task == "link") return train_link(f);
   const Device device = Device::parse(f.device);
   std::string source;
   Dataset dataset = load(f, source);
@@ -278,7 +323,8 @@ int train(const Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("Full-batch node classification (GCN, GraphSAGE or GIN) with progress, metrics and a plot.",
+  CLI::App app("Full-batch node classification (GCN, GraphSAGE, GIN or GAT) or link prediction (--task link) "
+               "with progress, metrics and a plot.",
                "edgewise-train");
   Flags flags;
   add_flags(app, flags);

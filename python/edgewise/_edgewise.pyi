@@ -120,6 +120,14 @@ class Graph:
         """
         Input position of each CSR edge [E] (the sort permutation).
         """
+    def find_edges(self, src: typing.Any, dst: typing.Any) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        Edge lookup: for each i, the CSR position (the order of sources() and edge_ids()) of an
+        edge src[i] -> dst[i], or -1 when there is none; the smallest position among duplicates.
+        src, dst: 1-D integer arrays of equal length, ids in [0, num_nodes) (ValueError naming
+        the argument and position otherwise). Returns int64 [len(src)]. Queries are sorted by
+        source and answered by galloping search in the sorted out-neighbour lists.
+        """
     def gcn_normalized(self) -> Graph:
         """
         D^-1/2 (A + I) D^-1/2 as a weighted graph (PyG's gcn_norm).

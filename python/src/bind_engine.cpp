@@ -57,6 +57,21 @@ py::object aggregate_py(const Graph& graph, const py::object& x_obj, const std::
   return call.result(std::move(result));
 }
 
+// Graph.find_edges: 1-D integer arrays in, int64 CSR positions (or -1) out.
+py::array_t<int64_t> find_edges_py(const Graph& graph, const py::object& src_obj, const py::object& dst_obj) {
+  auto src = as_int64(as_numpy(src_obj, "find_edges", "src"), "find_edges", "src");
+  auto dst = as_int64(as_numpy(dst_obj, "find_edges", "dst"), "find_edges", "dst");
+  const VectorView<const int64_t> s = vector_of(src, "find_edges", "src");
+  const VectorView<const int64_t> d = vector_of(dst, "find_edges", "dst");
+  std::vector<int64_t> ids;
+  {
+    py::gil_scoped_release release;
+    ids = graph.find_edges(std::span<const int64_t>(s.data, static_cast<size_t>(s.size)),
+                           std::span<const int64_t>(d.data, static_cast<size_t>(d.size)));
+  }
+  return to_numpy(ids);
+}
+
 // Edge features [E, D] (or [E]: D = 1) in edge_index order -> the graph carrying them.
 Graph with_edge_attr_py(const Graph& graph, const py::object& edge_attr) {
   auto a = as_contiguous<float>(as_numpy(edge_attr, "Graph.with_edge_attr", "edge_attr"));
@@ -96,6 +111,12 @@ Bad input raises ValueError naming the argument and position.)doc")
            "Input position of each CSR edge [E] (the sort permutation).")
       .def("in_degree", [](const Graph& g) { return to_numpy(g.in_degree().to_host_vector()); },
            "Number of edges into each node [N] (int64).")
+      .def("find_edges", &find_edges_py, py::arg("src"), py::arg("dst"),
+           R"doc(Edge lookup: for each i, the CSR position (the order of sources() and edge_ids()) of an
+edge src[i] -> dst[i], or -1 when there is none; the smallest position among duplicates.
+src, dst: 1-D integer arrays of equal length, ids in [0, num_nodes) (ValueError naming
+the argument and position otherwise). Returns int64 [len(src)]. Queries are sorted by
+source and answered by galloping search in the sorted out-neighbour lists.)doc")
       .def("gcn_normalized", [](const Graph& g) { return g.gcn_normalized(); },
            "D^-1/2 (A + I) D^-1/2 as a weighted graph (PyG's gcn_norm).")
       .def("with_edge_attr", &with_edge_attr_py, py::arg("edge_attr"),

@@ -105,7 +105,8 @@ def test_train_help_exits_zero_and_lists_every_flag():
                  "--optimizer", "--epochs", "--patience", "--select", "--seed", "--runs", "--device", "--aggregation",
                  "--form", "--features", "--normalize-features", "--sage-aggr", "--deterministic", "--nonfinite",
                  "--log-every", "--json", "--metrics", "--plot", "--synthetic-nodes", "--checkpoint",
-                 "--checkpoint-every", "--resume", "--heads", "--output-heads", "--attention-dropout"]:
+                 "--checkpoint-every", "--resume", "--heads", "--output-heads", "--attention-dropout", "--task",
+                 "--hits-k"]:
         assert flag in proc.stdout, flag
 
 
@@ -341,3 +342,63 @@ def test_gat_trains_with_the_paper_recipe_where_flags_are_open(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "8 heads" in proc.stdout or "heads" in proc.stdout.lower(), proc.stdout
     assert json.loads(out.read_text())["model"] == "gat"
+
+
+# ---- edgewise-train --task link ----
+
+LINK_FAST = ["--task", "link", "--dataset", "synthetic", "--synthetic-nodes", "300", "--epochs", "5",
+             "--log-every", "0"]
+
+BAD_LINK_FLAGS = [
+    (["--task", "edges"], "--task: 'edges' is not one of"),
+    (["--task", "link", "--hits-k", "0"], "--hits-k: '0' is out of range"),
+    (["--task", "link", "--hits-k", "ten"], "--hits-k: 'ten' is not an integer"),
+    (["--task", "link", "--model", "sage"], "--task link supports --model gcn only (got sage)"),
+    (["--task", "link", "--metrics", "/tmp/edgewise_link_m.csv"], "--metrics is not supported with --task link"),
+    (["--task", "link", "--checkpoint", "/tmp/edgewise_link_c.npz"], "--checkpoint is not supported with --task link"),
+    (["--task", "link", "--aggregation", "scatter"], "--aggregation is not supported with --task link"),
+    (["--hits-k", "10"], "--hits-k needs --task link"),
+]
+
+
+@needs_train
+@pytest.mark.parametrize("flags,message", BAD_LINK_FLAGS, ids=[" ".join(f) for f, _ in BAD_LINK_FLAGS])
+def test_train_link_rejects_bad_flags_before_loading(flags, message):
+    proc = run(TRAIN, "--dataset", "/nonexistent_edgewise_dir/data.npz", *flags)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert message in proc.stderr, proc.stderr
+    assert proc.stdout == ""
+
+
+@needs_train
+def test_train_task_graph_says_it_is_not_supported_yet():
+    proc = run(TRAIN, "--task", "graph", *FAST)
+    assert proc.returncode == 2 and "--task graph" in proc.stderr and "not supported yet" in proc.stderr, proc.stderr
+
+
+@needs_train
+def test_train_link_reports_auc_and_hits_in_text_and_json(tmp_path):
+    out = tmp_path / "link.json"
+    proc = run(TRAIN, *LINK_FAST, "--runs", "2", "--hits-k", "10", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "test AUC" in proc.stdout and "Hits@10" in proc.stdout, proc.stdout
+    result = json.loads(out.read_text())
+    for key in ["test_auc_mean", "test_auc_std", "test_hits_at_k"]:
+        assert key in result, key
+    assert result["task"] == "link" and result["runs"] == 2 and result["hits_k"] == 10
+    assert len(result["test_auc"]) == 2 and all(0 <= a <= 1 for a in result["test_auc"])
+    assert 0 <= result["test_hits_at_k"] <= 1 and result["test_auc_std"] >= 0
+    # Seeded: the same flags give the same numbers.
+    again = tmp_path / "again.json"
+    assert run(TRAIN, *LINK_FAST, "--runs", "2", "--hits-k", "10", "--json", str(again)).returncode == 0
+    assert json.loads(again.read_text())["test_auc"] == result["test_auc"]
+
+
+@needs_train
+def test_train_link_without_a_dataset_runs_on_the_synthetic_graph(tmp_path):
+    env = dict(os.environ, EDGEWISE_DATA_DIR=str(tmp_path))  # no cora.npz there
+    proc = subprocess.run([TRAIN, "--task", "link", "--synthetic-nodes", "300", "--epochs", "3", "--log-every", "1"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "planted_partition" in proc.stdout or "synthetic" in proc.stdout, proc.stdout
+    assert "epoch    3/3" in proc.stdout and "valid auc" in proc.stdout, proc.stdout

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "edgewise/gnn/functional.hpp"
+#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/edge_softmax.hpp"
 #include "edgewise/kernels/sddmm.hpp"
@@ -18,7 +19,7 @@ namespace {
 
 using ops::Activation;
 
-Context& context_for(Device device) { return trusted_context(device); }
+Context& context_for(Device device) { return engine_context(device); }
 
 template <class N, class... Inputs>
 std::shared_ptr<N> make_node(const Inputs&... inputs) {

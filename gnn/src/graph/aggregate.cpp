@@ -6,6 +6,7 @@
 #include <numeric>
 #include <utility>
 
+#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"
 #include "edgewise/kernels/segment_reduce.hpp"
@@ -19,14 +20,7 @@ std::atomic<bool> g_deterministic{false};
 constexpr const char* kOp = "aggregate";
 
 // The graph was validated when it was built: kernels trust it (no per-call checks).
-Context& context_for(Device device) { return trusted_context(device); }
-
-// offsets [0, 1, ..., n]: every row its own segment (turns spmm into a weighted gather).
-Buffer<int64_t> identity_offsets(int64_t n, Device device) {
-  std::vector<int64_t> host(static_cast<size_t>(n + 1));
-  std::iota(host.begin(), host.end(), int64_t{0});
-  return Buffer<int64_t>::from_host(host, device);
-}
+Context& context_for(Device device) { return engine_context(device); }
 
 VectorView<const float> weights_of(const Graph& graph, const AggregationOptions& options, const Variable& edge_weight) {
   if (edge_weight.defined()) return edge_weight.value().cflat();
@@ -78,7 +72,7 @@ struct MessagesNode : Node {
     const int64_t E = graph.num_edges();
     Tensor grad_m(E, g.cols(), g.device());
     Context& ctx = context_for(g.device());
-    Buffer<int64_t> rows = identity_offsets(E, g.device());
+    const Buffer<int64_t>& rows = graph.edge_offsets();  // every edge its own row
     // Message e is "source" e with one edge to its destination: the transposed CSR of
     // the message graph is the identity, so the forward edge id of message e is e.
     VectorView<const int64_t> edge_ids(rows.data(), E, g.device());
@@ -151,7 +145,7 @@ Variable aggregate(const Graph& graph, const Variable& x, const AggregationOptio
     // Materialise w_e * x[src_e] as [E, C] (an spmm with one edge per row), then reduce.
     const int64_t E = graph.num_edges();
     Tensor messages(E, C, x.device());
-    Buffer<int64_t> rows = identity_offsets(E, x.device());
+    const Buffer<int64_t>& rows = graph.edge_offsets();  // every edge its own row: a weighted gather
     spmm<float, int32_t>(rows.view(), graph.sources().view(), weights, x.value().cview(), ReduceOp::Sum,
                          messages.view(), {}, ctx);
     reduce_messages(graph, messages, options.op, strategy, out, arg);

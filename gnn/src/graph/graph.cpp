@@ -1,15 +1,21 @@
 // Graph construction (sort by destination + offsets), derived graphs and transfers.
-// Construction and the transposed CSR run on the CPU; to() moves a graph.
+// Everything runs on the device the edges are on, through the kernels' primitives
+// and the steps in graph_build.hpp, on the engine's stream; to() moves a graph.
 #include "edgewise/gnn/graph.hpp"
 
 #include <atomic>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 
+#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/offsets_from_keys.hpp"
+#include "edgewise/kernels/scatter_reduce.hpp"
+#include "edgewise/kernels/segment_reduce.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
 #include "graph/edge_attr.hpp"
+#include "graph/graph_build.hpp"
 
 namespace edgewise::gnn {
 
@@ -17,16 +23,27 @@ namespace {
 
 constexpr const char* kOp = "Graph";
 
+// One element of a view on any device (for error messages).
 template <class T>
-std::vector<T> host_copy(VectorView<const T> v) {
-  std::vector<T> h(static_cast<size_t>(v.size));
-  copy_bytes(h.data(), Device::cpu(), v.data, v.device, h.size() * sizeof(T));
-  return h;
+T element_at(VectorView<const T> v, int64_t i) {
+  T value{};
+  copy_bytes(&value, Device::cpu(), v.data + i, v.device, sizeof(T), engine_stream(v.device));
+  return value;
 }
 
+// A copy of a buffer on `device`, ordered on the engine's stream (Buffer::to would
+// use the default stream).
 template <class T>
-Buffer<T> buffer_of(const std::vector<T>& host) {
-  return Buffer<T>::from_host(std::span<const T>(host.data(), host.size()));
+Buffer<T> copy_of(const Buffer<T>& b, Device device) {
+  Buffer<T> out(b.size(), device);
+  copy_bytes(out.data(), device, b.data(), b.device(), b.bytes(), engine_stream(device, b.device()));
+  return out;
+}
+
+// Part [begin, begin + size) of a buffer, as a view.
+template <class T>
+VectorView<T> part(Buffer<T>& b, int64_t begin, int64_t size) {
+  return {b.data() + begin, size, b.device()};
 }
 
 }  // namespace
@@ -67,102 +84,131 @@ Graph Graph::from_coo(VectorView<const int64_t> src_view, VectorView<const int64
              dst_view.size);
   EW_REQUIRE(!weight_view.present() || weight_view.size == src_view.size, kOp, ": edge_weight has ",
              weight_view.size, " values for ", src_view.size, " edges");
-  const std::vector<int64_t> src = host_copy(src_view);
-  const std::vector<int64_t> dst = host_copy(dst_view);
-  const std::vector<float> weight = weight_view.present() ? host_copy(weight_view) : std::vector<float>{};
-  const int64_t E = static_cast<int64_t>(src.size());
-  for (int64_t e = 0; e < E; ++e) {
-    EW_REQUIRE(src[e] >= 0 && src[e] < num_nodes, kOp, ": src[", e, "] (", src[e], ") must lie in [0, ",
-               num_nodes, ")");
-    EW_REQUIRE(dst[e] >= 0 && dst[e] < num_nodes, kOp, ": dst[", e, "] (", dst[e], ") must lie in [0, ",
-               num_nodes, ")");
+  const Device device = src_view.device;
+  EW_REQUIRE(dst_view.device == device, kOp, ": src is on ", device.str(), " but dst is on ", dst_view.device.str());
+  EW_REQUIRE(!weight_view.present() || weight_view.device == device, kOp, ": src is on ", device.str(),
+             " but edge_weight is on ", weight_view.device.str());
+  require_available(device, kOp);
+  const int64_t E = src_view.size;
+  const graph_build::CooErrors bad = graph_build::first_invalid(src_view, dst_view, num_nodes, weight_view);
+  // The first bad edge is named, src before dst at the same edge; weights after ids.
+  if (bad.src >= 0 && (bad.dst < 0 || bad.src <= bad.dst)) {
+    detail::throw_invalid_argument(kOp, ": src[", bad.src, "] (", element_at(src_view, bad.src), ") must lie in [0, ",
+                                   num_nodes, ")");
   }
-  for (size_t e = 0; e < weight.size(); ++e) {
-    EW_REQUIRE(std::isfinite(weight[e]), kOp, ": edge_weight[", e, "] (", weight[e], ") must be finite");
-  }
+  EW_REQUIRE(bad.dst < 0, kOp, ": dst[", bad.dst, "] (", bad.dst < 0 ? 0 : element_at(dst_view, bad.dst),
+             ") must lie in [0, ", num_nodes, ")");
+  EW_REQUIRE(bad.weight < 0, kOp, ": edge_weight[", bad.weight, "] (",
+             bad.weight < 0 ? 0.0f : element_at(weight_view, bad.weight), ") must be finite");
 
   auto impl = std::make_shared<Impl>();
   impl->num_nodes = num_nodes;
   impl->num_edges = E;
+  impl->device = device;
   // Sort edges by destination, stably, keeping the permutation.
-  std::vector<int64_t> sorted_dst(static_cast<size_t>(E));
-  std::vector<int64_t> perm(static_cast<size_t>(E));
-  Context ctx;
-  ctx.validate = false;  // validated above
-  sort_by_key<int64_t>(VectorView<const int64_t>(dst.data(), E), VectorView<int64_t>(sorted_dst.data(), E),
-                       VectorView<int64_t>(perm.data(), E), ctx);
-  std::vector<int64_t> offsets(static_cast<size_t>(num_nodes + 1));
-  offsets_from_keys<int64_t>(VectorView<const int64_t>(sorted_dst.data(), E),
-                             VectorView<int64_t>(offsets.data(), num_nodes + 1), ctx);
-  std::vector<int32_t> sources(static_cast<size_t>(E)), destinations(static_cast<size_t>(E));
-  std::vector<float> csr_weight(weight.empty() ? 0 : static_cast<size_t>(E));
-#pragma omp parallel for if (E > (1 << 16))
-  for (int64_t k = 0; k < E; ++k) {
-    sources[k] = static_cast<int32_t>(src[perm[k]]);
-    destinations[k] = static_cast<int32_t>(sorted_dst[k]);
-    if (!weight.empty()) csr_weight[k] = weight[perm[k]];
+  Context& ctx = engine_context(device);  // validated above
+  Buffer<int64_t> sorted_dst(E, device);
+  Buffer<int64_t> perm(E, device);
+  sort_by_key<int64_t>(dst_view, sorted_dst.view(), perm.view(), ctx);
+  impl->offsets = Buffer<int64_t>(num_nodes + 1, device);
+  offsets_from_keys<int64_t>(sorted_dst.view(), impl->offsets.view(), ctx);
+  impl->sources = Buffer<int32_t>(E, device);
+  impl->destinations = Buffer<int32_t>(E, device);
+  graph_build::gather<int64_t, int32_t>(src_view, perm.view(), impl->sources.view());
+  graph_build::gather<int64_t, int32_t>(sorted_dst.view(), {}, impl->destinations.view());
+  if (weight_view.present()) {
+    impl->edge_weight = Tensor(E, 1, device);
+    graph_build::gather<float, float>(weight_view, perm.view(), impl->edge_weight.flat());
   }
-  impl->offsets = buffer_of(offsets);
-  impl->sources = buffer_of(sources);
-  impl->destinations = buffer_of(destinations);
-  impl->edge_ids = buffer_of(perm);
-  if (!weight.empty()) impl->edge_weight = Tensor::from_host(csr_weight, E, 1);
+  impl->edge_ids = std::move(perm);
   Graph g;
   g.impl_ = impl;
-  return g.to(src_view.device);  // built on the host; moved where the edges came from
+  return g;
 }
 
 const TransposedCsr& Graph::transposed() const {
   std::call_once(impl_->transposed_once, [this] {
-    // Built on the host, then moved: the same stable sort as construction, by source.
-    Graph host = device().is_cpu() ? *this : to(Device::cpu());
+    // The same stable sort as construction, by source, on the graph's device.
     const int64_t E = num_edges(), N = num_nodes();
-    const std::vector<int32_t> sources = host.sources().to_host_vector();
-    const std::vector<int32_t> destinations = host.destinations().to_host_vector();
-    std::vector<int32_t> sorted_src(static_cast<size_t>(E));
-    std::vector<int64_t> csr_position(static_cast<size_t>(E));
-    Context ctx;
-    ctx.validate = false;
-    sort_by_key<int32_t>(VectorView<const int32_t>(sources.data(), E), VectorView<int32_t>(sorted_src.data(), E),
-                         VectorView<int64_t>(csr_position.data(), E), ctx);
-    std::vector<int64_t> offsets(static_cast<size_t>(N + 1));
-    offsets_from_keys<int32_t>(VectorView<const int32_t>(sorted_src.data(), E),
-                               VectorView<int64_t>(offsets.data(), N + 1), ctx);
-    std::vector<int32_t> t_dst(static_cast<size_t>(E));
-#pragma omp parallel for if (E > (1 << 16))
-    for (int64_t t = 0; t < E; ++t) t_dst[t] = destinations[csr_position[t]];
+    const Device d = device();
+    Context& ctx = engine_context(d);
+    Buffer<int32_t> sorted_src(E, d);
     auto t = std::make_unique<TransposedCsr>();
-    t->offsets = buffer_of(offsets).to(device());
-    t->destinations = buffer_of(t_dst).to(device());
-    t->edge_ids = buffer_of(csr_position).to(device());
+    t->edge_ids = Buffer<int64_t>(E, d);
+    sort_by_key<int32_t>(sources().view(), sorted_src.view(), t->edge_ids.view(), ctx);
+    t->offsets = Buffer<int64_t>(N + 1, d);
+    offsets_from_keys<int32_t>(sorted_src.view(), t->offsets.view(), ctx);
+    t->destinations = Buffer<int32_t>(E, d);
+    graph_build::gather<int32_t, int32_t>(destinations().view(), t->edge_ids.view(), t->destinations.view());
     impl_->transposed = std::move(t);
   });
   return *impl_->transposed;
 }
 
-Tensor Graph::in_degree(bool weighted) const {
-  const std::vector<int64_t> off = offsets().to_host_vector();
-  std::vector<float> w = weighted && has_edge_weight() ? edge_weight().to_host_vector() : std::vector<float>{};
-  std::vector<float> deg(static_cast<size_t>(num_nodes()), 0.0f);
-  for (int64_t v = 0; v < num_nodes(); ++v) {
-    if (w.empty()) {
-      deg[v] = static_cast<float>(off[v + 1] - off[v]);
-    } else {
-      double s = 0;
-      for (int64_t k = off[v]; k < off[v + 1]; ++k) s += w[k];
-      deg[v] = static_cast<float>(s);
-    }
+namespace {
+
+// Per-edge values [E, 1] to sum into degrees: edge weights as double (sums as precise
+// as a double accumulation) or ones as int32 (exact counts: int32 sums accumulate in int64).
+template <class T>
+Buffer<T> degree_values(const Graph& g) {
+  Buffer<T> values(g.num_edges(), g.device());
+  if constexpr (std::is_same_v<T, double>) {
+    graph_build::gather<float, double>(g.edge_weight().cflat(), {}, values.view());
+  } else {
+    graph_build::fill<int32_t>(values.view(), 1);
   }
-  return Tensor::from_host(deg, num_nodes(), 1, device());
+  return values;
+}
+
+// Degrees [N, 1] as float: `reduce` sums per-edge values of type T into [N, 1].
+template <class T, class Reduce>
+Tensor degrees(const Graph& g, Reduce reduce) {
+  const int64_t N = g.num_nodes(), E = g.num_edges();
+  const Buffer<T> values = degree_values<T>(g);
+  Buffer<T> sums(N, g.device());
+  reduce(MatrixView<const T>(values.data(), E, 1, g.device()), MatrixView<T>(sums.data(), N, 1, g.device()),
+         engine_context(g.device()));
+  Tensor out(N, 1, g.device());
+  graph_build::gather<T, float>(sums.view(), {}, out.flat());
+  return out;
+}
+
+// Sums over each node's CSR segment: in-edges, in a fixed order.
+template <class T>
+Tensor in_degrees(const Graph& g) {
+  return degrees<T>(g, [&](MatrixView<const T> values, MatrixView<T> out, Context& ctx) {
+    segment_reduce<T>(values, g.offsets().view(), ReduceOp::Sum, out, {}, ctx);
+  });
+}
+
+// Sums scattered to each edge's source: out-edges, no transposed CSR needed.
+template <class T>
+Tensor out_degrees(const Graph& g) {
+  return degrees<T>(g, [&](MatrixView<const T> values, MatrixView<T> out, Context& ctx) {
+    scatter_reduce<T, int32_t>(values, g.sources().view(), ReduceOp::Sum, out, {}, ctx);
+  });
+}
+
+}  // namespace
+
+const Buffer<int64_t>& Graph::edge_offsets() const {
+  std::call_once(impl_->edge_offsets_once, [this] {
+    impl_->edge_offsets = Buffer<int64_t>(num_edges() + 1, device());
+    graph_build::iota(impl_->edge_offsets.view());
+  });
+  return impl_->edge_offsets;
+}
+
+Tensor Graph::in_degree(bool weighted) const {
+  if (weighted && has_edge_weight()) return in_degrees<double>(*this);
+  // Counts are the CSR segment lengths: O(N), no pass over the edges.
+  Tensor out(num_nodes(), 1, device());
+  graph_build::segment_lengths(offsets().view(), out.flat());
+  return out;
 }
 
 Tensor Graph::out_degree(bool weighted) const {
-  const std::vector<int32_t> src = sources().to_host_vector();
-  std::vector<float> w = weighted && has_edge_weight() ? edge_weight().to_host_vector() : std::vector<float>{};
-  std::vector<double> deg(static_cast<size_t>(num_nodes()), 0.0);
-  for (size_t k = 0; k < src.size(); ++k) deg[src[k]] += w.empty() ? 1.0 : w[k];
-  std::vector<float> out(deg.begin(), deg.end());
-  return Tensor::from_host(out, num_nodes(), 1, device());
+  return weighted && has_edge_weight() ? out_degrees<double>(*this) : out_degrees<int32_t>(*this);
 }
 
 std::pair<std::vector<int64_t>, std::vector<int64_t>> Graph::coo() const {
@@ -172,37 +218,53 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> Graph::coo() const {
 }
 
 Graph Graph::with_self_loops(float fill) const {
-  auto [src, dst] = coo();
-  std::vector<float> w = has_edge_weight() ? edge_weight().to_host_vector() : std::vector<float>{};
-  std::vector<char> has_loop(static_cast<size_t>(num_nodes()), 0);
-  for (size_t k = 0; k < src.size(); ++k) {
-    if (src[k] == dst[k]) has_loop[src[k]] = 1;
+  const int64_t N = num_nodes(), E = num_edges();
+  const Device d = device();
+  Context& ctx = engine_context(d);
+  // Nodes without a loop, in increasing id order: a stable sort by the has-loop flag
+  // puts them first, and the offsets of the flag values count them.
+  Buffer<int32_t> has_loop(N, d);
+  graph_build::mark_self_loops(sources().view(), destinations().view(), has_loop.view());
+  Buffer<int32_t> sorted_flags(N, d);
+  Buffer<int64_t> by_flag(N, d);
+  sort_by_key<int32_t>(has_loop.view(), sorted_flags.view(), by_flag.view(), ctx);
+  Buffer<int64_t> flag_offsets(3, d);
+  offsets_from_keys<int32_t>(sorted_flags.view(), flag_offsets.view(), ctx);
+  const int64_t missing = element_at(VectorView<const int64_t>(flag_offsets.view()), 1);
+  // The COO of the result: this graph's edges in CSR order, then the missing loops
+  // (construction's stable sort puts each loop after its node's other in-edges).
+  Buffer<int64_t> src(E + missing, d), dst(E + missing, d);
+  graph_build::gather<int32_t, int64_t>(sources().view(), {}, part(src, 0, E));
+  graph_build::gather<int32_t, int64_t>(destinations().view(), {}, part(dst, 0, E));
+  graph_build::gather<int64_t, int64_t>(by_flag.view(), {}, part(src, E, missing));
+  graph_build::gather<int64_t, int64_t>(by_flag.view(), {}, part(dst, E, missing));
+  Buffer<float> weight;
+  if (has_edge_weight() || fill != 1.0f) {
+    weight = Buffer<float>(E + missing, d);
+    if (has_edge_weight()) {
+      graph_build::gather<float, float>(edge_weight().cflat(), {}, part(weight, 0, E));
+    } else {
+      graph_build::fill<float>(part(weight, 0, E), 1.0f);
+    }
+    graph_build::fill<float>(part(weight, E, missing), fill);
   }
-  const bool weighted = !w.empty() || fill != 1.0f;
-  if (weighted && w.empty()) w.assign(src.size(), 1.0f);
-  std::vector<int64_t> added;
-  for (int64_t v = 0; v < num_nodes(); ++v) {
-    if (has_loop[v]) continue;
-    src.push_back(v);
-    dst.push_back(v);
-    added.push_back(v);
-    if (weighted) w.push_back(fill);
+  Graph g = from_coo(VectorView<const int64_t>(src.view()), VectorView<const int64_t>(dst.view()), N,
+                     VectorView<const float>(weight.view()));  // unallocated: no weights
+  if (has_edge_attr()) {
+    // The added loops are by_flag[0, missing), in the order appended above.
+    const std::vector<int64_t> flagged = by_flag.to_host_vector();
+    g = g.with_edge_attr(edge_attr_with_mean_loops(*this, {flagged.begin(), flagged.begin() + missing}));
   }
-  Graph g = from_coo(src, dst, num_nodes(), w);
-  if (has_edge_attr()) g = g.with_edge_attr(edge_attr_with_mean_loops(*this, added));
-  return g.to(device());
+  return g;
 }
 
 Graph Graph::gcn_normalized(bool add_self_loops, float fill) const {
   Graph g = add_self_loops ? with_self_loops(fill) : *this;
-  Graph h = g.device().is_cpu() ? g : g.to(Device::cpu());
-  const std::vector<float> deg = h.in_degree(/*weighted=*/true).to_host_vector();
-  const std::vector<int32_t> src = h.sources().to_host_vector();
-  const std::vector<int32_t> dst = h.destinations().to_host_vector();
-  std::vector<float> w = h.has_edge_weight() ? h.edge_weight().to_host_vector() : std::vector<float>(src.size(), 1.0f);
-  auto inv_sqrt = [](float d) { return d > 0 ? 1.0f / std::sqrt(d) : 0.0f; };
-  for (size_t k = 0; k < src.size(); ++k) w[k] = inv_sqrt(deg[src[k]]) * w[k] * inv_sqrt(deg[dst[k]]);
-  return h.with_edge_weight(Tensor::from_host(w, static_cast<int64_t>(w.size()), 1)).to(device());
+  const Tensor deg = g.in_degree(/*weighted=*/true);
+  Tensor w(g.num_edges(), 1, g.device());
+  graph_build::gcn_weights(g.sources().view(), g.destinations().view(), deg.cflat(),
+                           g.has_edge_weight() ? g.edge_weight().cflat() : VectorView<const float>(), w.flat());
+  return g.with_edge_weight(w);
 }
 
 Graph Graph::with_edge_weight(const Tensor& weight) const {
@@ -212,10 +274,10 @@ Graph Graph::with_edge_weight(const Tensor& weight) const {
   impl->num_nodes = num_nodes();
   impl->num_edges = num_edges();
   impl->device = device();
-  impl->offsets = offsets().to(device());
-  impl->sources = sources().to(device());
-  impl->destinations = destinations().to(device());
-  impl->edge_ids = edge_ids().to(device());
+  impl->offsets = copy_of(offsets(), device());
+  impl->sources = copy_of(sources(), device());
+  impl->destinations = copy_of(destinations(), device());
+  impl->edge_ids = copy_of(edge_ids(), device());
   impl->edge_weight = weight.reshape(num_edges(), 1).to(device());
   if (has_edge_attr()) impl->edge_attr = edge_attr();
   Graph g;
@@ -230,10 +292,10 @@ Graph Graph::to(Device target) const {
   impl->num_nodes = num_nodes();
   impl->num_edges = num_edges();
   impl->device = target;
-  impl->offsets = offsets().to(target);
-  impl->sources = sources().to(target);
-  impl->destinations = destinations().to(target);
-  impl->edge_ids = edge_ids().to(target);
+  impl->offsets = copy_of(offsets(), target);
+  impl->sources = copy_of(sources(), target);
+  impl->destinations = copy_of(destinations(), target);
+  impl->edge_ids = copy_of(edge_ids(), target);
   if (has_edge_weight()) impl->edge_weight = edge_weight().to(target);
   if (has_edge_attr()) impl->edge_attr = edge_attr().to(target);
   Graph g;

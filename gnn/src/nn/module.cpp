@@ -6,6 +6,7 @@
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/init.hpp"
 #include "edgewise/gnn/linear.hpp"
+#include "edgewise/gnn/stream.hpp"
 
 namespace edgewise::gnn {
 
@@ -53,7 +54,8 @@ void Module::load_state_dict(const StateDict& state) {
   check_state_dict(state);
   for (auto& [name, p] : named_parameters()) {
     const Tensor& t = state.at(name);
-    copy_bytes(p.mutable_value().data(), p.device(), t.data(), t.device(), t.bytes());
+    copy_bytes(p.mutable_value().data(), p.device(), t.data(), t.device(), t.bytes(),
+               engine_stream(p.device(), t.device()));
   }
 }
 

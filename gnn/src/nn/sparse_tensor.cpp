@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "edgewise/gnn/ops.hpp"
+#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/offsets_from_keys.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
@@ -90,7 +91,7 @@ struct SparseMatmulNode : Node {
     Tensor grad_w(x.cols(), g.cols(), g.device());
     spmm_backward<float, int32_t>(t.offsets.view(), t.destinations.view(), t.edge_ids.view(), x.values().cflat(),
                                   g.cview(), ReduceOp::Sum, x.offsets().view(), grad_w.view(),
-                                  trusted_context(g.device()));
+                                  engine_context(g.device()));
     inputs[0].accumulate_grad(std::move(grad_w));
   }
 };
@@ -102,7 +103,7 @@ Variable sparse_matmul(const SparseTensor& x, const Variable& w) {
              x.device().str());
   Tensor out(x.rows(), w.cols(), w.device());
   spmm<float, int32_t>(x.offsets().view(), x.indices().view(), x.values().cflat(), w.value().cview(), ReduceOp::Sum,
-                       out.view(), {}, trusted_context(w.device()));
+                       out.view(), {}, engine_context(w.device()));
   auto node = std::make_shared<SparseMatmulNode>();
   node->inputs = {w};
   node->x = x;

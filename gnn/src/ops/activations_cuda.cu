@@ -1,19 +1,21 @@
-// Attention activations on CUDA: grid-stride elementwise kernels over the shared core.
+// Attention activations on CUDA: grid-stride elementwise kernels over the shared core,
+// on the engine's stream for the device.
 #include <cuda_runtime.h>
 
-#include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/common/cuda_check.hpp"
 #include "ops/activations_backends.hpp"
 #include "ops/activations_core.hpp"
+#include "ops/for_each_cuda.cuh"
 
 namespace edgewise::gnn::ops::cuda {
 
 namespace {
 
-using edgewise::detail::grid_size;
-using edgewise::detail::grid_thread_count;
-using edgewise::detail::grid_thread_index;
-using edgewise::detail::kBlock;
+using gnn::cuda_launch::grid_size;
+using gnn::cuda_launch::grid_thread_count;
+using gnn::cuda_launch::grid_thread_index;
+using gnn::cuda_launch::kBlock;
+using gnn::cuda_launch::on_device;
 
 __global__ void activation_kernel(Activation kind, float param, const float* __restrict__ x, int64_t n,
                                   float* __restrict__ y) {
@@ -34,17 +36,18 @@ __global__ void activation_backward_kernel(Activation kind, float param, const f
 void activation(Activation kind, float param, const Tensor& x, Tensor& y) {
   const int64_t n = x.numel();
   if (n == 0) return;
-  EW_CUDA_CHECK(cudaSetDevice(x.device().index));
-  activation_kernel<<<grid_size(n, kBlock), kBlock>>>(kind, param, x.data(), n, y.data());
-  EW_CUDA_CHECK_LAUNCH(nullptr);
+  const cudaStream_t stream = on_device(x.device());
+  activation_kernel<<<grid_size(n), kBlock, 0, stream>>>(kind, param, x.data(), n, y.data());
+  EW_CUDA_CHECK_LAUNCH(stream);
 }
 
 void activation_backward(Activation kind, float param, const Tensor& x, const Tensor& grad_y, Tensor& grad_x) {
   const int64_t n = x.numel();
   if (n == 0) return;
-  EW_CUDA_CHECK(cudaSetDevice(x.device().index));
-  activation_backward_kernel<<<grid_size(n, kBlock), kBlock>>>(kind, param, x.data(), grad_y.data(), n, grad_x.data());
-  EW_CUDA_CHECK_LAUNCH(nullptr);
+  const cudaStream_t stream = on_device(x.device());
+  activation_backward_kernel<<<grid_size(n), kBlock, 0, stream>>>(kind, param, x.data(), grad_y.data(), n,
+                                                                   grad_x.data());
+  EW_CUDA_CHECK_LAUNCH(stream);
 }
 
 }  // namespace edgewise::gnn::ops::cuda

@@ -4,7 +4,9 @@
 
 #include <map>
 
+#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/common/cuda_check.hpp"
 #include "ops/ops_backends.hpp"
 
 #define EW_CUBLAS_CHECK(expr)                                                                          \
@@ -26,7 +28,6 @@ cublasHandle_t handle_for(int device) {
   auto it = handles.find(device);
   if (it != handles.end()) return it->second;
   cublasHandle_t h = nullptr;
-  if (cudaSetDevice(device) != cudaSuccess) throw CudaError("matmul: cudaSetDevice failed");
   EW_CUBLAS_CHECK(cublasCreate(&h));
   handles.emplace(device, h);
   return h;
@@ -40,8 +41,10 @@ void matmul(const Tensor& a, bool ta, const Tensor& b, bool tb, Tensor& c, float
   const int n = static_cast<int>(c.cols());
   const int k = static_cast<int>(ta ? a.rows() : a.cols());
   if (m == 0 || n == 0) return;
+  EW_CUDA_CHECK(cudaSetDevice(c.device().index));  // the handle belongs to this device
   cublasHandle_t h = handle_for(c.device().index);
-  EW_CUBLAS_CHECK(cublasSetStream(h, nullptr));
+  // The handle is per thread and device; the stream is whichever the engine uses now.
+  EW_CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(engine_stream(c.device()))));
   EW_CUBLAS_CHECK(cublasSgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha,
                               b.data(), static_cast<int>(b.cols()), a.data(), static_cast<int>(a.cols()), &beta,
                               c.data(), n));

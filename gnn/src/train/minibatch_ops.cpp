@@ -8,6 +8,7 @@
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/minibatch.hpp"
 #include "edgewise/gnn/ops.hpp"
+#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/spmm.hpp"
 
@@ -20,7 +21,7 @@ struct DstRowsNode : Node {
   const char* name() const override { return "block_dst_rows"; }
   void backward(const Tensor& g) override {
     Tensor gx = Tensor::zeros(input_rows, g.cols(), g.device());
-    copy_bytes(gx.data(), gx.device(), g.data(), g.device(), g.bytes());
+    copy_bytes(gx.data(), gx.device(), g.data(), g.device(), g.bytes(), engine_stream(g.device()));
     inputs[0].accumulate_grad(std::move(gx));
   }
 };
@@ -46,7 +47,7 @@ Variable block_dst_rows(const Variable& h, const Block& block) {
              " source nodes");
   if (block.num_dst == block.num_src) return h;
   Tensor out(block.num_dst, h.cols(), h.device());
-  copy_bytes(out.data(), out.device(), h.value().data(), h.device(), out.bytes());
+  copy_bytes(out.data(), out.device(), h.value().data(), h.device(), out.bytes(), engine_stream(h.device()));
   auto node = std::make_shared<DstRowsNode>();
   node->inputs = {h};
   node->input_rows = h.rows();
@@ -94,7 +95,7 @@ NodeFeatures FeatureGatherer::gather(const IndexTensor& nodes) const {
   Buffer<int32_t> d_sources = Buffer<int32_t>::from_host(std::span<const int32_t>(sources), device);
   out.dense = Tensor(n, features_.cols(), device);
   spmm<float, int32_t>(d_offsets.view(), d_sources.view(), {}, features_.dense.cview(), ReduceOp::Sum,
-                       out.dense.view(), {}, trusted_context(device));
+                       out.dense.view(), {}, engine_context(device));
   return out;
 }
 

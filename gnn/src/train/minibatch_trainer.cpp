@@ -10,6 +10,7 @@
 
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/ops.hpp"
+#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/philox.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
@@ -155,7 +156,7 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
         seeds->update_priorities(batch_nodes, priority);
       }
     }
-    synchronize(data_.labels.device());
+    synchronize(data_.labels.device(), engine_stream(data_.labels.device()));
     const double epoch_seconds = seconds_between(t0, Clock::now());
     rec.epoch_ms = epoch_seconds * 1e3;
     rec.loss = loss_sum / static_cast<double>(batches);

@@ -7,6 +7,7 @@
 
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/ops.hpp"
+#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "train/checkpoint.hpp"
 #include "train/epoch_selection.hpp"
@@ -115,7 +116,7 @@ TrainResult Trainer::fit() {
     loss_guard.check(rec.loss, epoch);
     loss.backward();
     optimizer->step();
-    synchronize(data_.labels.device());
+    synchronize(data_.labels.device(), engine_stream(data_.labels.device()));
     rec.epoch_ms = ms_between(t0, Clock::now());
     // Evaluation (not timed as part of the epoch).
     {

@@ -1,30 +1,5 @@
-// EW_CUDA_CHECK: every CUDA runtime call goes through it; failures throw
-// edgewise::CudaError naming file, line and statement (a library never exits).
+// The CUDA check macros are public API (edgewise/kernels/common/cuda_check.hpp):
+// code built on the kernels, such as the engine's own CUDA code, uses them too.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
-#include "edgewise/kernels/common/check.hpp"
-
-#define EW_CUDA_CHECK(expr)                                                                  \
-  do {                                                                                       \
-    cudaError_t ew_status_ = (expr);                                                         \
-    if (ew_status_ != cudaSuccess) {                                                         \
-      (void)cudaGetLastError(); /* clear a sticky non-fatal error */                        \
-      throw ::edgewise::CudaError(::edgewise::detail::concat(                                \
-          __FILE__, ":", __LINE__, ": ", #expr, " failed: ", cudaGetErrorName(ew_status_), \
-          " (", cudaGetErrorString(ew_status_), ")"));                                       \
-    }                                                                                        \
-  } while (0)
-
-// After every kernel launch; with EW_DEBUG_SYNC also wait for the kernel, so an
-// asynchronous fault is reported at the launch that caused it.
-#if defined(EW_DEBUG_SYNC)
-#define EW_CUDA_CHECK_LAUNCH(stream)            \
-  do {                                          \
-    EW_CUDA_CHECK(cudaPeekAtLastError());       \
-    EW_CUDA_CHECK(cudaStreamSynchronize(stream)); \
-  } while (0)
-#else
-#define EW_CUDA_CHECK_LAUNCH(stream) EW_CUDA_CHECK(cudaPeekAtLastError())
-#endif
+#include "edgewise/kernels/common/cuda_check.hpp"

@@ -4,7 +4,9 @@
 // one node keep their input order), builds the offsets with offsets_from_keys, and
 // keeps the edge permutation: edge_ids()[k] is the input (COO) position of CSR
 // edge k, so per-edge data given in input order follows the edges. The transposed
-// CSR (by source), needed by backward passes, is built on first use. Construction
+// CSR (by source), needed by backward passes, is built on first use. Construction,
+// the transposed CSR, degrees and the derived graphs run on the graph's device (the
+// device the edges are on), on the engine's stream (stream.hpp). Construction
 // validates everything once (ids in [0, N), weight count, finite weights); kernels
 // trust the graph afterwards. Node ids are stored as int32 (N < 2^31); offsets and
 // edge positions are int64. A Graph is cheap to copy (shared, immutable storage).
@@ -31,9 +33,10 @@ class Graph {
  public:
   Graph() = default;
 
-  // From COO edges src[e] -> dst[e] (host or device views, int64), with optional
-  // per-edge weights [E] in the same order. Throws std::invalid_argument on ids
-  // outside [0, num_nodes), mismatched lengths or non-finite weights.
+  // From COO edges src[e] -> dst[e] (int64 views on one device, where the graph is
+  // built and stays), with optional per-edge weights [E] in the same order. Throws
+  // std::invalid_argument on ids outside [0, num_nodes), mismatched lengths or
+  // devices, or non-finite weights.
   static Graph from_coo(VectorView<const int64_t> src, VectorView<const int64_t> dst, int64_t num_nodes,
                         VectorView<const float> edge_weight = {});
   static Graph from_coo(const std::vector<int64_t>& src, const std::vector<int64_t>& dst, int64_t num_nodes,
@@ -67,6 +70,10 @@ class Graph {
   const Tensor& edge_weight() const { return impl_->edge_weight; }         // [E, 1] in CSR order
   // Built on first use (thread-safe), then kept.
   const TransposedCsr& transposed() const;
+  // Offsets [E + 1] = 0, 1, ..., E on the graph's device: every CSR edge its own
+  // segment (the message form of aggregation gathers and reduces with them). Built on
+  // first use (thread-safe), then kept.
+  const Buffer<int64_t>& edge_offsets() const;
 
   // Optional edge features [E, D], kept in CSR order: row k belongs to CSR edge k, so
   // each row stays with its (source, destination) pair, duplicates included.
@@ -93,6 +100,15 @@ class Graph {
   // The same graph with these edge weights ([E] in CSR order).
   Graph with_edge_weight(const Tensor& weight_csr_order) const;
 
+  // Batched edge lookup: out[i] is the CSR position (the order of sources(),
+  // destinations() and edge_weight(); edge_ids()[k] maps it back to the input order)
+  // of an edge src[i] -> dst[i], or -1 when there is none. With duplicate edges it
+  // is the smallest such position. src and dst must have equal lengths and ids in
+  // [0, num_nodes) (std::invalid_argument naming the argument and position
+  // otherwise). Runs on the host; a graph on another device is refused
+  // (std::invalid_argument): move it with to(Device::cpu()) first.
+  std::vector<int64_t> find_edges(std::span<const int64_t> src, std::span<const int64_t> dst) const;
+
   // A copy on `device` (same device: this graph).
   Graph to(Device device) const;
   // Edges as COO in CSR order (src, dst) on the host — for tests and tools.
@@ -113,6 +129,8 @@ class Graph {
     Tensor edge_attr;  // [E, D] in CSR order, or undefined
     mutable std::once_flag transposed_once;
     mutable std::unique_ptr<TransposedCsr> transposed;
+    mutable std::once_flag edge_offsets_once;
+    mutable Buffer<int64_t> edge_offsets;
   };
   std::shared_ptr<const Impl> impl_;
 };

@@ -1,7 +1,8 @@
 // Tensor: a dense row-major [rows, cols] matrix on a Device, with shared storage.
 // Copies of a Tensor share storage (like PyTorch); clone() makes a deep copy and
 // to(device) an explicit host<->device copy. Features are float32 (Tensor); index
-// data uses IndexTensor (int64) and IntTensor (int32).
+// data uses IndexTensor (int64) and IntTensor (int32). Copies and fills are queued
+// on the engine's stream for the device (stream.hpp); copies return when done.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/buffer.hpp"
 #include "edgewise/kernels/common/view.hpp"
 
@@ -26,7 +28,7 @@ class BasicTensor {
 
   static BasicTensor zeros(int64_t rows, int64_t cols, Device device = Device::cpu()) {
     BasicTensor t(rows, cols, device);
-    t.storage_->fill_bytes(0);
+    fill_bytes(t.data_, device, 0, t.bytes(), engine_stream(device));
     return t;
   }
   static BasicTensor full(int64_t rows, int64_t cols, T value, Device device = Device::cpu()) {
@@ -38,7 +40,7 @@ class BasicTensor {
     EW_REQUIRE(static_cast<int64_t>(host.size()) == checked_numel(rows, cols), "Tensor::from_host: ", host.size(),
                " values for a [", rows, ", ", cols, "] tensor");
     BasicTensor t(rows, cols, device);
-    copy_bytes(t.data_, device, host.data(), Device::cpu(), host.size_bytes());
+    copy_bytes(t.data_, device, host.data(), Device::cpu(), host.size_bytes(), engine_stream(device));
     return t;
   }
   static BasicTensor from_host(const std::vector<T>& host, int64_t rows, int64_t cols, Device device = Device::cpu()) {
@@ -76,12 +78,12 @@ class BasicTensor {
   BasicTensor clone() const { return to(device_); }
   BasicTensor to(Device device) const {
     BasicTensor t(rows_, cols_, device);
-    copy_bytes(t.data_, device, data_, device_, bytes());
+    copy_bytes(t.data_, device, data_, device_, bytes(), engine_stream(device, device_));
     return t;
   }
   std::vector<T> to_host_vector() const {
     std::vector<T> host(static_cast<size_t>(numel()));
-    copy_bytes(host.data(), Device::cpu(), data_, device_, bytes());
+    copy_bytes(host.data(), Device::cpu(), data_, device_, bytes(), engine_stream(device_));
     return host;
   }
   // Same storage, new shape (numel must match).

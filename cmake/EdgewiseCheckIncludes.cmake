@@ -1,0 +1,51 @@
+# Fails when a source under GNN_DIR/src or GNN_DIR/include includes a kernels header that is not public
+# API: a path into kernels/src or kernels/reference, an "edgewise/kernels/..." path
+# that kernels/include does not have, or a quoted path that resolves only into
+# kernels/src (e.g. "common/launch.cuh" once kernels/src is back on the include path).
+# Run as: cmake -DGNN_DIR=<gnn> -DKERNELS_DIR=<kernels> [-DSTAMP=<file>] -P <this file>
+# (tests/layering runs it on a tree with a bad include, which must fail).
+if(NOT GNN_DIR OR NOT KERNELS_DIR)
+  message(FATAL_ERROR "EdgewiseCheckIncludes: pass -DGNN_DIR=<gnn> and -DKERNELS_DIR=<kernels>")
+endif()
+set(SOURCE_DIRS ${GNN_DIR}/src ${GNN_DIR}/include)
+
+set(violations "")
+foreach(dir IN LISTS SOURCE_DIRS)
+  file(GLOB_RECURSE sources ${dir}/*.cpp ${dir}/*.hpp ${dir}/*.h ${dir}/*.cu ${dir}/*.cuh)
+  foreach(source IN LISTS sources)
+    file(STRINGS ${source} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
+    get_filename_component(source_dir ${source} DIRECTORY)
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">].*$" "\\1" path "${line}")
+      set(bad "")
+      if(path MATCHES "kernels/(src|reference)/")
+        set(bad "reaches into kernels' private sources")
+      elseif(path MATCHES "^edgewise/kernels/")
+        if(NOT EXISTS ${KERNELS_DIR}/include/${path})
+          set(bad "is not a public kernels header (kernels/include has no ${path})")
+        endif()
+      elseif(line MATCHES "\"" AND EXISTS ${KERNELS_DIR}/src/${path})
+        set(own FALSE)
+        foreach(own_dir IN LISTS SOURCE_DIRS source_dir)
+          if(EXISTS ${own_dir}/${path})
+            set(own TRUE)
+          endif()
+        endforeach()
+        if(NOT own)
+          set(bad "resolves only into kernels/src")
+        endif()
+      endif()
+      if(bad)
+        string(APPEND violations "  ${source}: #include \"${path}\" ${bad}\n")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(violations)
+  message(FATAL_ERROR "gnn/ may include only public kernels headers (edgewise/kernels/...):\n${violations}"
+                      "Make what is needed public API under kernels/include/edgewise/kernels/, or the engine's own code.")
+endif()
+if(STAMP)
+  file(TOUCH ${STAMP})
+endif()
