@@ -252,8 +252,9 @@ Graph Graph::with_self_loops(float fill) const {
                      VectorView<const float>(weight.view()));  // unallocated: no weights
   if (has_edge_attr()) {
     // The added loops are by_flag[0, missing), in the order appended above.
-    const std::vector<int64_t> flagged = by_flag.to_host_vector();
-    g = g.with_edge_attr(edge_attr_with_mean_loops(*this, {flagged.begin(), flagged.begin() + missing}));
+    std::vector<int64_t> added(static_cast<size_t>(missing));
+    copy_bytes(added.data(), Device::cpu(), by_flag.data(), d, added.size() * sizeof(int64_t), engine_stream(d));
+    g = g.with_edge_attr(edge_attr_with_mean_loops(*this, added));
   }
   return g;
 }
