@@ -8,6 +8,7 @@ where it is not, says so and exits 0. PyTorch is never a build or CI dependency.
 
     PYTHONPATH=build/release/python python3 benchmarks/compare_torch.py [--quick] [--json FILE]
     ... --filter torch_nn [--nn-nodes N --nn-edges E ...]   (PyG layers vs edgewise.torch.nn layers)
+    ... --filter gat_epoch [--gat-epochs N --gat-dataset cora]   (2-layer GAT: PyG vs edgewise.torch vs engine)
 """
 
 import argparse
@@ -149,6 +150,10 @@ def main():
     nn.add_argument("--nn-cora-seeds", type=int, default=NN_OPTIONS["cora_seeds"], help="Cora seeds (0: skip)")
     nn.add_argument("--nn-cora-epochs", type=int, default=NN_OPTIONS["cora_epochs"], help="Cora epochs per run")
     nn.add_argument("--nn-models", default=NN_OPTIONS["models"], help="comma list of gcn, sage")
+    gat = parser.add_argument_group("gat_epoch section (2-layer GAT: PyG GATConv vs edgewise.torch.nn vs the engine)")
+    gat.add_argument("--gat-epochs", type=int, default=GAT_OPTIONS["epochs"], help="timed epochs per model")
+    gat.add_argument("--gat-dataset", default=GAT_OPTIONS["dataset"],
+                     help="dataset name, path or rmat:N:E:F:K spec (default cora; a Cora-shaped R-MAT without it)")
     args = parser.parse_args()
     for key in ("nodes", "edges", "features", "hidden", "epochs", "cora_seeds", "cora_epochs"):
         value = getattr(args, "nn_" + key)
@@ -158,6 +163,9 @@ def main():
     if any(k not in ("gcn", "sage") for k in args.nn_models.split(",")):
         parser.error(f"--nn-models takes a comma list of gcn and sage (got {args.nn_models!r})")
     NN_OPTIONS["models"] = args.nn_models
+    if args.gat_epochs < 1:
+        parser.error(f"--gat-epochs must be positive (got {args.gat_epochs})")
+    GAT_OPTIONS.update(epochs=args.gat_epochs, dataset=args.gat_dataset)
     if torch is None:
         print("compare_torch: PyTorch is not importable here; nothing to compare (install torch in your own "
               "environment to run the baseline).")
@@ -522,9 +530,87 @@ def torch_nn_cases(rng, repeats, records, name_filter):
                   f"{100 * rec['pyg_test_acc_mean']:5.1f}%, {o['cora_seeds']} seeds)  epoch {ew_ms:7.2f} ms vs "
                   f"{pyg_ms:7.2f} ms  {rec['speedup']:5.2f}x")
 
+# Sizes of the gat_epoch section (set from the command line in main()).
+GAT_OPTIONS = {"epochs": 100, "dataset": "cora"}
+
+
+def gat_epoch_cases(rng, repeats, records, name_filter):
+    """A 2-layer GAT training epoch (Velickovic et al.'s Cora model: 8 heads x 8 hidden,
+    ELU, 1 output head, dropout 0.6 on inputs and attention, Adam lr 0.005, wd 5e-4)
+    built once from PyG's GATConv and once from edgewise.torch.nn.GATConv, in this
+    process on the same torch; plus the C++ engine's own GAT (edgewise.train) on the
+    same data. Cora when the data directory has it, else a Cora-shaped R-MAT graph."""
+    if name_filter and name_filter not in "gat_epoch":
+        return
+    try:
+        import torch_geometric.nn as pyg_layers
+    except ImportError:
+        pyg_layers = None
+        print("gat_epoch: torch_geometric is not importable; PyG baseline skipped")
+    import torch.nn.functional as F
+
+    import edgewise.torch.nn as ew_layers
+
+    def load(spec):
+        """(name, dataset dict with dense features) for a dataset name / path or rmat:N:E:F:K."""
+        if spec.startswith("rmat:"):
+            n, e, f, k = (int(v) for v in spec.split(":")[1:5])
+            return f"rmat/N={n},E={e},F={f}", edgewise.rmat_graph(n, e, seed=1, num_features=f, num_classes=k)
+        ds = edgewise.load_dataset(spec, features="dense")
+        return ds["name"], ds
+
+    spec = GAT_OPTIONS["dataset"]
+    try:
+        name, ds = load(spec)
+    except Exception as error:
+        print(f"gat_epoch/{spec}: not loadable ({str(error).splitlines()[0]}); using a Cora-shaped R-MAT graph")
+        spec = "rmat:2708:10556:1433:7"
+        name, ds = load(spec)
+    x = torch.from_numpy(ds["features"])
+    x = x / x.sum(1, keepdim=True).clamp(min=1)  # NormalizeFeatures
+    data = (x,) + tuple(torch.from_numpy(ds[k]) for k in ("edge_index", "labels", "train_idx", "test_idx"))
+    classes = int(ds["num_classes"])
+    epochs = GAT_OPTIONS["epochs"]
+
+    def gat(layers):
+        class Gat(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = layers.GATConv(x.shape[1], 8, heads=8, dropout=0.6)
+                self.conv2 = layers.GATConv(64, classes, heads=1, concat=False, dropout=0.6)
+
+            def forward(self, h, edge_index):
+                h = F.elu(self.conv1(F.dropout(h, 0.6, self.training), edge_index))
+                return self.conv2(F.dropout(h, 0.6, self.training), edge_index)
+
+        return Gat()
+
+    row = {}
+    variants = [("edgewise.torch", ew_layers)] + ([("pyg", pyg_layers)] if pyg_layers is not None else [])
+    for label, layers in variants:
+        torch.manual_seed(0)
+        time.sleep(0.05)
+        row[label] = _nn_train(gat(layers), data, epochs + 1, 5e-4, lr=0.005)[:2]
+    time.sleep(0.05)
+    engine = edgewise.train(spec, model="gat", epochs=epochs + 1, hidden=8, dropout=0.6, lr=0.005,
+                            weight_decay=5e-4, select="last")
+    row["engine"] = (engine["epoch_ms_median"], engine["test_acc"])
+    name = f"gat_epoch/{name}"
+    pyg_ms = row["pyg"][0] if "pyg" in row else float("nan")
+    for label in ("edgewise.torch", "engine"):
+        ms, acc = row[label]
+        rec = {"name": f"{name}/{label}", "edgewise_ms": ms, "torch_ms": pyg_ms, "torch_op": "PyG GATConv model",
+               "speedup": pyg_ms / ms, "edgewise_test_acc": acc, "epochs": epochs,
+               "pyg_test_acc": row["pyg"][1] if "pyg" in row else None}
+        records.append(rec)
+        pyg_acc = "n/a" if rec["pyg_test_acc"] is None else f"{100 * rec['pyg_test_acc']:4.1f}%"
+        print(f"{rec['name']:<40} {ms:8.2f} ms/epoch (test acc {100 * acc:4.1f}%)  PyG GATConv {pyg_ms:8.2f} "
+              f"ms/epoch ({pyg_acc})  {rec['speedup']:5.2f}x")
+
+
 # Each section: (rng, repeats, records, name_filter) -> appends records, prints rows.
 SECTIONS = [segment_cases, scatter_cases, sort_rle_offsets_cases, segment_tree_cases, gcn_epoch_cases, galloping_cases, spmm_cases,
-            torch_nn_cases]
+            torch_nn_cases, gat_epoch_cases]
 
 if __name__ == "__main__":
     sys.exit(main())

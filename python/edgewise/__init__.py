@@ -33,6 +33,13 @@ from ._edgewise import (  # noqa: F401
     spmm_weight_backward,
 )
 from ._edgewise import (  # noqa: F401
+    edge_gather_sum,
+    edge_softmax,
+    edge_softmax_backward,
+    sddmm_add,
+    sddmm_dot,
+)
+from ._edgewise import (  # noqa: F401
     LayerwiseSampler,
     NeighborSampler,
     SeedSampler,
@@ -64,6 +71,11 @@ __all__ = [
     "spmm_arg_backward",
     "spmm_backward",
     "spmm_weight_backward",
+    "edge_gather_sum",
+    "edge_softmax",
+    "edge_softmax_backward",
+    "sddmm_add",
+    "sddmm_dot",
     "LayerwiseSampler",
     "NeighborSampler",
     "SeedSampler",

@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'galloping_search', 'load_dataset', 'offsets_from_keys', 'planted_partition', 'read_npz', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'unique']
+__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'galloping_search', 'load_dataset', 'offsets_from_keys', 'planted_partition', 'read_npz', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -112,6 +112,10 @@ class Graph:
         """
         out[v] = op over edges u -> v of w_e * x[u] for x [N] or [N, C] float32.
         """
+    def edge_attr(self) -> typing.Any:
+        """
+        The edge features [E, D] float32 in CSR order (row k: the edge sources()[k] -> its destination), or None when the graph has none.
+        """
     def edge_ids(self) -> numpy.typing.NDArray[numpy.int64]:
         """
         Input position of each CSR edge [E] (the sort permutation).
@@ -139,6 +143,10 @@ class Graph:
     def sources(self) -> numpy.typing.NDArray[numpy.int32]:
         """
         Source node of each CSR edge [E] (int32).
+        """
+    def with_edge_attr(self, edge_attr: typing.Any) -> Graph:
+        """
+        This graph carrying edge features edge_attr [E, D] (or [E]) float32, given in edge_index order; they are kept in CSR order (row k belongs to CSR edge k). Non-finite values raise ValueError.
         """
     @property
     def num_edges(self) -> int:
@@ -271,6 +279,37 @@ def dropout(x: numpy.ndarray, p: typing.SupportsFloat | typing.SupportsIndex, se
     gradient. p in [0, 1). out: optional writable C-contiguous float32 array with x's
     number of elements (may be x itself). Returns out (a new array when None).
     """
+def edge_gather_sum(offsets: typing.Any, w: typing.Any, indices: typing.Any = None, x: typing.Any = None, edge_ids: typing.Any = None) -> typing.Any:
+    """
+    Edge -> node weighted sum: out[v, h*D + d] = sum over k in offsets[v]:offsets[v+1] of w[id_k, h] * x[indices[k], h*D + d].
+    
+    offsets: [R+1] a CSR (forward, or transposed with edge_ids). w: float32 or float64
+    [W, H] (or [W], H = 1) per-edge weights. indices: [K] rows of x (required with x).
+    x: optional [M, H*D] of w's dtype; without it x = 1 and D = 1, so out holds sums of w.
+    edge_ids: optional int64 [K] indirection into w's rows (id_k = k without it).
+    Used for attention aggregation (forward CSR, w = alpha, x = values) and for the
+    backward of sddmm_dot / sddmm_add (transposed CSR with edge_ids).
+    Returns out [R, H*D] ([R, H] without x; 1-D when the input it mirrors is 1-D).
+    """
+def edge_softmax(offsets: typing.Any, scores: typing.Any) -> typing.Any:
+    """
+    Softmax of per-edge scores over each destination's incoming edges, per head.
+    
+    offsets: integer array [S+1], a CSR by destination (offsets[0] == 0, offsets[S] == E,
+        nondecreasing); the edges of row v are offsets[v]:offsets[v+1].
+    scores: float32 or float64 array [E] or [E, H], edges in CSR order.
+    out[e, h] = exp(s[e, h] - m) / sum over the row's edges of exp(s[., h] - m), m the
+    row's max: numerically stable, every non-empty row sums to 1 per head.
+    Returns out, scores' shape and dtype.
+    """
+def edge_softmax_backward(offsets: typing.Any, out: typing.Any, grad_out: typing.Any) -> typing.Any:
+    """
+    Gradient of edge_softmax: grad_s[e, h] = y[e, h] * (g[e, h] - sum over the row of g y).
+    
+    offsets: the forward's CSR. out: the forward's output y [E] or [E, H]; grad_out: dL/dy,
+    same shape and dtype (float32 or float64).
+    Returns grad_scores, out's shape.
+    """
 def galloping_search(values: typing.Any, queries: typing.Any, segments: typing.Any = None, value_order: typing.Any = None, queries_per_tile: typing.SupportsInt | typing.SupportsIndex = 32, max_query_count: typing.SupportsInt | typing.SupportsIndex = -1) -> typing.Any:
     """
     Lower-bound positions of ordered queries in segmented sorted values (galloping search).
@@ -310,8 +349,9 @@ def load_dataset(name_or_path: str, features: str = 'auto', sparse_threshold: ty
     [2, E]: row 0 sources, row 1 destinations), features (float32 [N, F] when dense,
     else a CSR tuple (offsets int64 [N+1], indices int32 [nnz], values float32 [nnz],
     (N, F))), feature_format ("dense" or "sparse"), labels (int64 [N], empty when
-    there are none), train_idx / valid_idx / test_idx (int64, ascending). The arrays
-    own the loaded memory (no copy is made).
+    there are none), train_idx / valid_idx / test_idx (int64, ascending), and
+    edge_feat (float32 [E, D], row e for edge_index column e) when the data has edge
+    features. The arrays own the loaded memory (no copy is made).
     """
 def offsets_from_keys(keys: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
     """
@@ -342,8 +382,9 @@ def planted_partition(num_nodes: typing.SupportsInt | typing.SupportsIndex = 270
     [2, E]: row 0 sources, row 1 destinations), features (float32 [N, F] when dense,
     else a CSR tuple (offsets int64 [N+1], indices int32 [nnz], values float32 [nnz],
     (N, F))), feature_format ("dense" or "sparse"), labels (int64 [N], empty when
-    there are none), train_idx / valid_idx / test_idx (int64, ascending). The arrays
-    own the loaded memory (no copy is made).
+    there are none), train_idx / valid_idx / test_idx (int64, ascending), and
+    edge_feat (float32 [E, D], row e for edge_index column e) when the data has edge
+    features. The arrays own the loaded memory (no copy is made).
     """
 def read_npz(path: str) -> dict:
     """
@@ -367,8 +408,9 @@ def rmat_graph(num_nodes: typing.SupportsInt | typing.SupportsIndex, num_edges: 
     [2, E]: row 0 sources, row 1 destinations), features (float32 [N, F] when dense,
     else a CSR tuple (offsets int64 [N+1], indices int32 [nnz], values float32 [nnz],
     (N, F))), feature_format ("dense" or "sparse"), labels (int64 [N], empty when
-    there are none), train_idx / valid_idx / test_idx (int64, ascending). The arrays
-    own the loaded memory (no copy is made).
+    there are none), train_idx / valid_idx / test_idx (int64, ascending), and
+    edge_feat (float32 [E, D], row e for edge_index column e) when the data has edge
+    features. The arrays own the loaded memory (no copy is made).
     """
 def run_length_encode(keys: typing.Any) -> typing.Any:
     """
@@ -404,6 +446,32 @@ def scatter_reduce(values: typing.Any, index: typing.Any, num_segments: typing.S
     zero-copy when C-contiguous with the right dtype (CUDA inputs must be), CUDA runs on
     the caller's current stream, results come back in the caller's framework.
     Bad input raises ValueError naming the argument.
+    """
+def sddmm_add(offsets: typing.Any, indices: typing.Any, a: typing.Any, b: typing.Any) -> typing.Any:
+    """
+    Per-edge sums of endpoint values (GAT's attention logits): out[e, h] = a[src_e, h] + b[dst_e, h].
+    
+    offsets, indices: the CSR as in sddmm_dot. a: float32 or float64 array [N] or [N, H];
+    b: [S] or [S, H] of a's dtype.
+    Returns out [E] or [E, H] (a's shape), edges in CSR order.
+    """
+def sddmm_dot(offsets: typing.Any, indices: typing.Any, x: typing.Any, y: typing.Any, heads: typing.SupportsInt | typing.SupportsIndex = 1) -> typing.Any:
+    """
+    Per-edge, per-head dot products over a CSR graph: out[e, h] = x[src_e, head h] . y[dst_e, head h].
+    
+    offsets: integer array [S+1] (offsets[0] == 0, offsets[S] == E, nondecreasing); the
+        edges of destination row v are offsets[v]:offsets[v+1].
+    indices: int32 or int64 array [E] (other integer types are converted), the source row
+        src_e of each edge, in [0, N).
+    x: float32 or float64 array [N, H*D]; y: [S, H*D] of x's dtype. Head h of a row is
+        its columns h*D:(h+1)*D.
+    heads: H >= 1 (x's columns must be a multiple of it).
+    Returns out [E, H] of x's dtype (the edges in CSR order).
+    
+    Arrays (every sddmm / edge_softmax function): NumPy arrays or any DLPack tensor
+    (PyTorch, CuPy, ...), all on one device; zero-copy when C-contiguous with the right
+    dtype; results come back in the caller's framework. Bad input raises ValueError
+    naming the argument.
     """
 def segment_reduce(values: typing.Any, offsets: typing.Any, op: str = 'sum', return_arg: bool = False) -> typing.Any:
     """

@@ -67,6 +67,9 @@ py::dict dataset_to_dict(Dataset&& d) {
   for (auto [key, list] : {std::pair{"train_idx", &d.train_idx}, std::pair{"valid_idx", &d.valid_idx},
                            std::pair{"test_idx", &d.test_idx}})
     out[key] = to_numpy(std::move(*list), {static_cast<py::ssize_t>(list->size())});
+  if (d.edge_feat_dim > 0) {  // E was taken before edge_index was moved out
+    out["edge_feat"] = to_numpy(std::move(d.edge_feat), {E, static_cast<py::ssize_t>(d.edge_feat_dim)});
+  }
   return out;
 }
 
@@ -143,8 +146,9 @@ Returns a dict: name (str), num_nodes, num_classes (int), edge_index (int64
 [2, E]: row 0 sources, row 1 destinations), features (float32 [N, F] when dense,
 else a CSR tuple (offsets int64 [N+1], indices int32 [nnz], values float32 [nnz],
 (N, F))), feature_format ("dense" or "sparse"), labels (int64 [N], empty when
-there are none), train_idx / valid_idx / test_idx (int64, ascending). The arrays
-own the loaded memory (no copy is made).)doc";
+there are none), train_idx / valid_idx / test_idx (int64, ascending), and
+edge_feat (float32 [E, D], row e for edge_index column e) when the data has edge
+features. The arrays own the loaded memory (no copy is made).)doc";
 
 }  // namespace
 

@@ -72,6 +72,25 @@ py::array_t<int64_t> find_edges_py(const Graph& graph, const py::object& src_obj
   return to_numpy(ids);
 }
 
+// Edge features [E, D] (or [E]: D = 1) in edge_index order -> the graph carrying them.
+Graph with_edge_attr_py(const Graph& graph, const py::object& edge_attr) {
+  auto a = as_contiguous<float>(as_numpy(edge_attr, "Graph.with_edge_attr", "edge_attr"));
+  EW_REQUIRE(a.ndim() == 1 || a.ndim() == 2, "Graph.with_edge_attr: edge_attr must be [E] or [E, D] (got ndim ",
+             a.ndim(), ")");
+  const int64_t rows = a.ndim() >= 1 ? a.shape(0) : 0, cols = a.ndim() == 2 ? a.shape(1) : 1;
+  gnn::Tensor t = gnn::Tensor::from_host(std::span<const float>(a.data(), static_cast<size_t>(a.size())), rows, cols);
+  py::gil_scoped_release release;
+  return graph.with_edge_attr(t);
+}
+
+py::object edge_attr_py(const Graph& graph) {
+  if (!graph.has_edge_attr()) return py::none();
+  const gnn::Tensor host = graph.edge_attr().to(Device::cpu());
+  py::array_t<float> out = new_array<float>({host.rows(), host.cols()});
+  std::copy(host.data(), host.data() + host.numel(), out.mutable_data());
+  return out;
+}
+
 }  // namespace
 
 void register_engine(py::module_& m) {
@@ -100,6 +119,12 @@ the argument and position otherwise). Returns int64 [len(src)]. Queries are sort
 source and answered by galloping search in the sorted out-neighbour lists.)doc")
       .def("gcn_normalized", [](const Graph& g) { return g.gcn_normalized(); },
            "D^-1/2 (A + I) D^-1/2 as a weighted graph (PyG's gcn_norm).")
+      .def("with_edge_attr", &with_edge_attr_py, py::arg("edge_attr"),
+           "This graph carrying edge features edge_attr [E, D] (or [E]) float32, given in edge_index order; "
+           "they are kept in CSR order (row k belongs to CSR edge k). Non-finite values raise ValueError.")
+      .def("edge_attr", &edge_attr_py,
+           "The edge features [E, D] float32 in CSR order (row k: the edge sources()[k] -> its destination), "
+           "or None when the graph has none.")
       .def("aggregate", &aggregate_py, py::arg("x"), py::arg("op") = "sum", py::arg("strategy") = "auto",
            "out[v] = op over edges u -> v of w_e * x[u] for x [N] or [N, C] float32.");
 }

@@ -21,6 +21,8 @@ void register_train(py::module_& m);
 void register_spmm(py::module_& m);
 void register_samplers(py::module_& m);
 void register_dropout(py::module_& m);
+void register_sddmm(py::module_& m);
+void register_edge_softmax(py::module_& m);
 }  // namespace edgewise::python
 
 PYBIND11_MODULE(_edgewise, m) {
@@ -43,4 +45,6 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_spmm(m);
   edgewise::python::register_samplers(m);
   edgewise::python::register_dropout(m);
+  edgewise::python::register_sddmm(m);
+  edgewise::python::register_edge_softmax(m);
 }

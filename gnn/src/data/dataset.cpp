@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 
 #include "data/finite_scan.hpp"
@@ -109,6 +110,14 @@ void Dataset::validate() const {
     for (size_t i = 0; i < labels.size(); ++i)
       EW_REQUIRE(labels[i] >= 0 && labels[i] < num_classes, "dataset '", name, "': labels[", i, "] (", labels[i],
                  ") must lie in [0, num_classes = ", num_classes, ")");
+  }
+  if (edge_feat_dim != 0 || !edge_feat.empty()) {
+    const int64_t D = edge_feat_dim, E = num_edges();
+    EW_REQUIRE(D >= 1 && static_cast<int64_t>(edge_feat.size()) == E * D, "dataset '", name, "': edge_feat has ",
+               edge_feat.size(), " values, not E * edge_feat_dim = ", E, " * ", D);
+    for (size_t i = 0; i < edge_feat.size(); ++i)
+      EW_REQUIRE(std::isfinite(edge_feat[i]), "dataset '", name, "': edge_feat[", static_cast<int64_t>(i) / D, ", ",
+                 static_cast<int64_t>(i) % D, "] (", edge_feat[i], ") must be finite");
   }
   std::vector<uint8_t> owner(static_cast<size_t>(N), 0);
   check_split(*this, train_idx, "train_idx", 1, owner);

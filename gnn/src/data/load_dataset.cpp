@@ -1,6 +1,7 @@
 // load_dataset: picks the reader (data/formats/); an OGB-layout .npz -> Dataset, node features streamed straight
 // into CSR (or dense) without an intermediate copy.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -218,12 +219,31 @@ class Loader {
         d.features.csr.offsets.assign(static_cast<size_t>(d.num_nodes) + 1, 0);
       }
     }
+    if (has("edge_feat")) read_edge_features(d);
     try {
       d.validate();
     } catch (const std::invalid_argument& e) {
       throw DataFileError("npz '" + file_ + "': " + e.what());
     }
     return d;
+  }
+
+  // edge_feat [E, D] (or [E]: D = 1), one row per edge_index column, finite.
+  void read_edge_features(Dataset& d) const {
+    const NpyArray a = archive_.read("edge_feat");
+    const int64_t E = d.num_edges();
+    const bool ok = (a.shape.size() == 1 && a.shape[0] == E) || (a.shape.size() == 2 && a.shape[0] == E && a.shape[1] >= 1);
+    if (!ok) fail("edge_feat", "must have shape (E, D) or (E,) with E = " + std::to_string(E) + ", got " + shape_str(a.shape));
+    d.edge_feat_dim = a.shape.size() == 2 ? a.shape[1] : 1;
+    d.edge_feat = a.as<float>();
+    for (size_t i = 0; i < d.edge_feat.size(); ++i) {
+      if (!std::isfinite(d.edge_feat[i])) {
+        std::ostringstream what;
+        what << "holds a non-finite value (" << d.edge_feat[i] << ") at [" << static_cast<int64_t>(i) / d.edge_feat_dim
+             << ", " << static_cast<int64_t>(i) % d.edge_feat_dim << "] (edge features must be finite)";
+        fail("edge_feat", what.str());
+      }
+    }
   }
 
  private:

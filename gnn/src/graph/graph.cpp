@@ -14,6 +14,7 @@
 #include "edgewise/kernels/scatter_reduce.hpp"
 #include "edgewise/kernels/segment_reduce.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
+#include "graph/edge_attr.hpp"
 #include "graph/graph_build.hpp"
 
 namespace edgewise::gnn {
@@ -247,8 +248,15 @@ Graph Graph::with_self_loops(float fill) const {
     }
     graph_build::fill<float>(part(weight, E, missing), fill);
   }
-  return from_coo(VectorView<const int64_t>(src.view()), VectorView<const int64_t>(dst.view()), N,
-                  VectorView<const float>(weight.view()));  // unallocated: no weights
+  Graph g = from_coo(VectorView<const int64_t>(src.view()), VectorView<const int64_t>(dst.view()), N,
+                     VectorView<const float>(weight.view()));  // unallocated: no weights
+  if (has_edge_attr()) {
+    // The added loops are by_flag[0, missing), in the order appended above.
+    std::vector<int64_t> added(static_cast<size_t>(missing));
+    copy_bytes(added.data(), Device::cpu(), by_flag.data(), d, added.size() * sizeof(int64_t), engine_stream(d));
+    g = g.with_edge_attr(edge_attr_with_mean_loops(*this, added));
+  }
+  return g;
 }
 
 Graph Graph::gcn_normalized(bool add_self_loops, float fill) const {
@@ -272,6 +280,7 @@ Graph Graph::with_edge_weight(const Tensor& weight) const {
   impl->destinations = copy_of(destinations(), device());
   impl->edge_ids = copy_of(edge_ids(), device());
   impl->edge_weight = weight.reshape(num_edges(), 1).to(device());
+  if (has_edge_attr()) impl->edge_attr = edge_attr();
   Graph g;
   g.impl_ = impl;
   return g;
@@ -289,6 +298,7 @@ Graph Graph::to(Device target) const {
   impl->destinations = copy_of(destinations(), target);
   impl->edge_ids = copy_of(edge_ids(), target);
   if (has_edge_weight()) impl->edge_weight = edge_weight().to(target);
+  if (has_edge_attr()) impl->edge_attr = edge_attr().to(target);
   Graph g;
   g.impl_ = impl;
   return g;

@@ -2,7 +2,9 @@
 
 Importable only where torch is installed (``import edgewise`` never imports torch).
 ``edgewise.torch.ops`` holds torch_scatter-compatible reductions and the fused
-``spmm``; ``edgewise.torch.nn`` holds GCNConv, SAGEConv and GINConv with PyG's
+``spmm``, and the attention primitives (``sddmm_add``, ``sddmm_dot``,
+``edge_softmax``, ``attention_aggregate``); ``edgewise.torch.nn`` holds GCNConv, SAGEConv,
+GINConv, GINEConv, GATConv and GATv2Conv with PyG's
 arguments and parameter names, and ``nn.functional.dropout`` (the engine's Philox
 dropout). All operators are registered under ``torch.ops.edgewise``.
 """
@@ -12,6 +14,8 @@ import torch as _torch  # noqa: F401  (fails here, clearly, where torch is absen
 from . import nn  # noqa: F401
 from .ops import (  # noqa: F401
     CSR,
+    attention_aggregate,
+    edge_softmax,
     scatter,
     scatter_add,
     scatter_max,
@@ -24,12 +28,16 @@ from .ops import (  # noqa: F401
     segment_mean_csr,
     segment_min_csr,
     segment_sum_csr,
+    sddmm_add,
+    sddmm_dot,
     spmm,
     spmm_csr,
 )
 
 __all__ = [
     "CSR",
+    "attention_aggregate",
+    "edge_softmax",
     "nn",
     "scatter",
     "scatter_add",
@@ -43,6 +51,8 @@ __all__ = [
     "segment_mean_csr",
     "segment_min_csr",
     "segment_sum_csr",
+    "sddmm_add",
+    "sddmm_dot",
     "spmm",
     "spmm_csr",
 ]

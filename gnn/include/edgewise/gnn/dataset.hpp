@@ -55,6 +55,10 @@ struct Features {
 // train_idx, valid_idx, test_idx: node ids, strictly ascending, pairwise
 //            disjoint, in [0, N); any may be empty.
 // features   [N, F], every value finite.
+// edge_feat  optional [E, edge_feat_dim] row-major, row e belonging to edge e of
+//            edge_index (empty with edge_feat_dim 0), every value finite. Code that
+//            reorders or drops edges must carry it along (Graph::with_edge_attr
+//            moves it into CSR order).
 struct Dataset {
   std::string name;
   int64_t num_nodes = 0;
@@ -63,6 +67,8 @@ struct Dataset {
   std::vector<int64_t> labels;
   std::vector<int64_t> train_idx, valid_idx, test_idx;
   Features features;
+  std::vector<float> edge_feat;
+  int64_t edge_feat_dim = 0;
   // What the loader made up or left out, for the caller to print (empty when the
   // file gave everything): a random split, default features, absent labels,
   // keys that were not read.
@@ -142,7 +148,8 @@ std::filesystem::path resolve_dataset_path(std::string_view name_or_path);
 // num_nodes (scalar or [1]), edge_index [2, E] integer; optional node_feat
 // [N, F] (float32, float64, integer or bool; converted to float32), node_label
 // [N] or [N, 1] integer, train_idx / valid_idx / test_idx integer, num_classes
-// (scalar; default max(label) + 1). Other keys are ignored. A split key left
+// (scalar; default max(label) + 1), edge_feat [E, D] or [E] (edge features in
+// edge_index order; converted to float32, finite). Other keys are ignored. A split key left
 // out means no such split (unless all three are out: see the random split above).
 //
 // Beyond the shapes, the file must make a trainable dataset: every node_feat value

@@ -75,6 +75,17 @@ class Graph {
   // first use (thread-safe), then kept.
   const Buffer<int64_t>& edge_offsets() const;
 
+  // Optional edge features [E, D], kept in CSR order: row k belongs to CSR edge k, so
+  // each row stays with its (source, destination) pair, duplicates included.
+  // with_edge_attr takes them in the input (COO) order of the edges this graph was
+  // built from (edge_ids() maps; D >= 1, finite values, else std::invalid_argument)
+  // and returns the graph with them. to(), with_edge_weight() and gcn_normalized()
+  // keep them; with_self_loops() gives each added loop the mean of its node's incoming
+  // edges' features (PyG's fill_value "mean"; zeros for a node without any).
+  bool has_edge_attr() const { return impl_->edge_attr.defined(); }
+  const Tensor& edge_attr() const { return impl_->edge_attr; }  // [E, D] in CSR order
+  Graph with_edge_attr(const Tensor& edge_attr_input_order) const;
+
   // In- and out-degree per node as float [N, 1] (edge weights summed when `weighted`).
   Tensor in_degree(bool weighted = false) const;
   Tensor out_degree(bool weighted = false) const;
@@ -115,6 +126,7 @@ class Graph {
     Buffer<int32_t> destinations;
     Buffer<int64_t> edge_ids;
     Tensor edge_weight;
+    Tensor edge_attr;  // [E, D] in CSR order, or undefined
     mutable std::once_flag transposed_once;
     mutable std::unique_ptr<TransposedCsr> transposed;
     mutable std::once_flag edge_offsets_once;

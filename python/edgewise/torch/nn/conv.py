@@ -1,4 +1,4 @@
-"""GCNConv, SAGEConv and GINConv on the fused edgewise spmm.
+"""GCNConv, SAGEConv, GINConv and GINEConv on the fused edgewise spmm / segment reduction.
 
 Constructor arguments, parameter names and shapes follow PyG, so a PyG layer's
 state_dict loads into these and the outputs agree. Messages are never materialised
@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..ops import CSR, spmm_csr
+from ..ops import CSR, segment_csr, spmm_csr
 from ._graph_cache import GraphCache
 
 _structures = GraphCache()
@@ -209,6 +209,67 @@ class GINConv(torch.nn.Module):
         _check_edge_index(edge_index, x.size(0), "GINConv")
         csr, weight = _plain_graph(edge_index, edge_weight, x.size(0))
         out = spmm_csr(csr, x, weight, "sum") + (1 + self.eps) * x
+        return self.nn(out)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(nn={self.nn})"
+
+
+def _gine_in_channels(nn):
+    """The input width of GINEConv's nn, inferred as PyG does (first layer of a Sequential)."""
+    first = nn[0] if isinstance(nn, torch.nn.Sequential) else nn
+    for attr in ("in_features", "in_channels"):
+        if hasattr(first, attr):
+            return getattr(first, attr)
+    raise ValueError("GINEConv: could not infer the input channels from nn (needed with edge_dim)")
+
+
+class GINEConv(torch.nn.Module):
+    """GIN with edge features (Hu et al.; PyG's GINEConv):
+    out = nn((1 + eps) x_v + sum_{u -> v} ReLU(x_u + lin(e_uv))).
+
+    edge_dim: width of edge_attr, projected by ``lin`` to nn's input width; without it
+    edge_attr must already be x's width. eps: a parameter when train_eps, else a buffer
+    (both named ``eps``). edge_attr is [E, D] in edge_index order. The messages are
+    formed per edge ([E, C]: the ReLU sits on each) and summed by the fused CSR
+    segment reduction.
+    """
+
+    def __init__(self, nn: torch.nn.Module, eps: float = 0.0, train_eps: bool = False, edge_dim: Optional[int] = None):
+        super().__init__()
+        self.nn = nn
+        self.initial_eps = eps
+        if train_eps:
+            self.eps = torch.nn.Parameter(torch.empty(1))
+        else:
+            self.register_buffer("eps", torch.empty(1))
+        self.lin = torch.nn.Linear(edge_dim, _gine_in_channels(nn)) if edge_dim is not None else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if hasattr(self.nn, "reset_parameters"):
+            self.nn.reset_parameters()
+        else:
+            for module in self.nn.modules():
+                if module is not self.nn and hasattr(module, "reset_parameters"):
+                    module.reset_parameters()
+        with torch.no_grad():
+            self.eps.fill_(self.initial_eps)
+        if self.lin is not None:
+            self.lin.reset_parameters()
+
+    def forward(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor) -> Tensor:
+        _check_edge_index(edge_index, x.size(0), "GINEConv")
+        if edge_attr is None or edge_attr.dim() != 2 or edge_attr.size(0) != edge_index.size(1):
+            shape = None if edge_attr is None else tuple(edge_attr.shape)
+            raise ValueError(f"GINEConv: edge_attr must be [E, D] with E = {edge_index.size(1)} (got {shape})")
+        if self.lin is None and edge_attr.size(1) != x.size(1):
+            raise ValueError(f"GINEConv: edge_attr has {edge_attr.size(1)} columns but x has {x.size(1)}; "
+                             "set edge_dim to project the edge features")
+        csr, _ = _plain_graph(edge_index, None, x.size(0))
+        edge_term = self.lin(edge_attr) if self.lin is not None else edge_attr
+        messages = F.relu(x.index_select(0, csr.sources.to(torch.int64)) + csr.to_csr_order(edge_term))
+        out = segment_csr(messages, csr.offsets, reduce="sum") + (1 + self.eps) * x
         return self.nn(out)
 
     def __repr__(self):

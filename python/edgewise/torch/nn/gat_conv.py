@@ -1,0 +1,280 @@
+"""GATConv and GATv2Conv on the edgewise attention kernels (PyG-compatible).
+
+Constructor arguments, parameter names and shapes follow PyG's, so a PyG layer's
+state_dict loads into these and the outputs agree. Attention runs edge-wise in CSR
+order: logits by sddmm (GATConv: a_src[u] + a_dst[v], no [E, H, C] tensor) or by
+gathering x_l[u] + x_r[v] (GATv2Conv, whose logits need the per-edge vector), then
+edge_softmax per destination and one fused attention-weighted aggregation. The
+structure (self loops, CSR) is built once per edge_index tensor and cached. With
+edge_dim, edge features enter the logits (GATConv: a_edge . W_e e_uv, GATv2Conv:
+W_e e_uv inside the nonlinearity); added self loops get fill_value's features.
+"""
+
+from typing import Optional, Tuple, Union
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..ops import CSR, attention_aggregate, edge_softmax, sddmm_add
+from . import functional
+from .conv import _check_edge_index, _glorot_, _structures
+
+
+class _AttentionGraph:
+    """edge_index after self-loop handling, its CSR, each CSR edge's destination, the
+    CSR position of each edge (to report attention in edge_index order) and the input
+    edges kept (None without self-loop handling: all of them, in order)."""
+
+    __slots__ = ("edge_index", "csr", "destinations", "csr_position", "kept")
+
+    def __init__(self, edge_index, num_nodes, add_self_loops):
+        ei = edge_index.to(torch.int64)
+        self.kept = None
+        if add_self_loops:
+            # PyG's remove_self_loops + add_self_loops: one loop per node, existing loops dropped.
+            self.kept = (ei[0] != ei[1]).nonzero().squeeze(1)
+            ei = ei.index_select(1, self.kept)
+            loops = torch.arange(num_nodes, device=ei.device)
+            ei = torch.cat([ei, loops.unsqueeze(0).expand(2, -1)], dim=1)
+        self.edge_index = ei
+        self.csr = CSR.from_edge_index(ei, num_nodes)
+        degrees = self.csr.offsets[1:] - self.csr.offsets[:-1]
+        self.destinations = torch.repeat_interleave(
+            torch.arange(num_nodes, device=ei.device), degrees, output_size=ei.size(1)
+        )
+        self.csr_position = torch.empty_like(self.csr.edge_ids)
+        self.csr_position[self.csr.edge_ids] = torch.arange(ei.size(1), device=ei.device)
+
+
+def _attention_graph(edge_index, num_nodes, add_self_loops):
+    return _structures.get(
+        edge_index, ("attention", num_nodes, add_self_loops),
+        lambda: _AttentionGraph(edge_index, num_nodes, add_self_loops),
+    )
+
+
+_LOOP_REDUCE = {"mean": "mean", "add": "sum", "sum": "sum", "max": "amax", "min": "amin", "mul": "prod"}
+
+
+def _loop_attr(attr, destinations, num_nodes, fill_value):
+    """Features of the added self loops (PyG's compute_loop_attr): a reduction of each
+    node's incoming features (a node without any gets 0), a constant, or a given row."""
+    shape = (num_nodes, attr.size(1))
+    if isinstance(fill_value, str):
+        if fill_value not in _LOOP_REDUCE:
+            raise ValueError(f"fill_value must be a number, a tensor or one of {', '.join(_LOOP_REDUCE)} "
+                             f"(got {fill_value!r})")
+        index = destinations.unsqueeze(1).expand_as(attr)
+        return attr.new_zeros(shape).scatter_reduce(0, index, attr, _LOOP_REDUCE[fill_value], include_self=False)
+    if isinstance(fill_value, Tensor):
+        return fill_value.to(attr.device, attr.dtype).reshape(1, -1).expand(shape).contiguous()
+    return attr.new_full(shape, float(fill_value))
+
+
+def _edge_attr_in_csr_order(layer, graph, edge_attr, num_input_edges, num_nodes):
+    """edge_attr [E] or [E, D] (edge_index order) -> [E', D] for the CSR edges, loops included."""
+    attr = edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr
+    if attr.dim() != 2 or attr.size(0) != num_input_edges:
+        raise ValueError(f"{type(layer).__name__}: edge_attr must be [E] or [E, D] with E = {num_input_edges} "
+                         f"(got shape {tuple(edge_attr.shape)})")
+    if graph.kept is not None:
+        attr = attr.index_select(0, graph.kept)
+        destinations = graph.edge_index[1, : attr.size(0)]
+        attr = torch.cat([attr, _loop_attr(attr, destinations, num_nodes, layer.fill_value)])
+    return attr.index_select(0, graph.csr.edge_ids)
+
+
+def _check_common(layer, x, edge_index, size):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{layer}: x must be one tensor [N, F] (bipartite (x_src, x_dst) pairs are not supported)")
+    if x.dim() != 2:
+        raise ValueError(f"{layer}: x must be [N, F] (got shape {tuple(x.shape)})")
+    if size is not None:
+        raise ValueError(f"{layer}: size is not supported (the graph has x.size(0) nodes)")
+    _check_edge_index(edge_index, x.size(0), layer)
+
+
+def _finish(layer, out, graph, alpha, x, return_attention_weights):
+    """Head concat/mean, residual, bias, and PyG's optional (edge_index, alpha) return."""
+    N = x.size(0)
+    out = out.reshape(N, layer.heads * layer.out_channels) if layer.concat else out.mean(dim=1)
+    if layer.res is not None:
+        out = out + layer.res(x)
+    if layer.bias is not None:
+        out = out + layer.bias
+    if return_attention_weights:
+        return out, (graph.edge_index, alpha.index_select(0, graph.csr_position))
+    return out
+
+
+def _attention_weights(layer, graph, logits):
+    alpha = edge_softmax(graph.csr, F.leaky_relu(logits, layer.negative_slope))
+    return functional.dropout(alpha, p=layer.dropout, training=layer.training)
+
+
+class GATConv(torch.nn.Module):
+    """Graph attention (Veličković et al.; PyG's GATConv).
+
+    alpha[u -> v, h] = softmax over v's incoming edges of
+    LeakyReLU(a_src[h] . W x_u + a_dst[h] . W x_v); out_v = concat or mean over heads of
+    sum_u alpha[u -> v, h] W x_u (+ residual, + bias). in_channels may be a pair
+    (separate lin_src / lin_dst, applied to the one x). dropout is applied to the
+    attention weights while training. add_self_loops: drop existing loops, add one per
+    node (PyG). edge_dim: edge features e_uv [E, edge_dim] (forward's edge_attr) add
+    a_edge[h] . W_e e_uv to the logit; added loops get fill_value's features ("mean" of
+    the node's incoming ones, a number or a row). Without edge_dim, edge_attr is
+    ignored, as PyG does. Not supported: bipartite (x_src, x_dst) input, size.
+    """
+
+    def __init__(
+        self,
+        in_channels: Union[int, Tuple[int, int]],
+        out_channels: int,
+        heads: int = 1,
+        concat: bool = True,
+        negative_slope: float = 0.2,
+        dropout: float = 0.0,
+        add_self_loops: bool = True,
+        edge_dim: Optional[int] = None,
+        fill_value: Union[float, Tensor, str] = "mean",
+        bias: bool = True,
+        residual: bool = False,
+    ):
+        super().__init__()
+        self.in_channels, self.out_channels, self.heads = in_channels, out_channels, heads
+        self.concat, self.negative_slope, self.dropout = concat, negative_slope, dropout
+        self.add_self_loops, self.residual = add_self_loops, residual
+        self.edge_dim, self.fill_value = edge_dim, fill_value
+        self.lin = self.lin_src = self.lin_dst = None
+        if isinstance(in_channels, int):
+            self.lin = torch.nn.Linear(in_channels, heads * out_channels, bias=False)
+        else:
+            self.lin_src = torch.nn.Linear(in_channels[0], heads * out_channels, bias=False)
+            self.lin_dst = torch.nn.Linear(in_channels[1], heads * out_channels, bias=False)
+        self.att_src = torch.nn.Parameter(torch.empty(1, heads, out_channels))
+        self.att_dst = torch.nn.Parameter(torch.empty(1, heads, out_channels))
+        if edge_dim is not None:
+            self.lin_edge = torch.nn.Linear(edge_dim, heads * out_channels, bias=False)
+            self.att_edge = torch.nn.Parameter(torch.empty(1, heads, out_channels))
+        else:
+            self.lin_edge = None
+            self.register_parameter("att_edge", None)
+        total_out = out_channels * (heads if concat else 1)
+        dst_in = in_channels if isinstance(in_channels, int) else in_channels[1]
+        self.res = torch.nn.Linear(dst_in, total_out, bias=False) if residual else None
+        if bias:
+            self.bias = torch.nn.Parameter(torch.empty(total_out))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        for lin in (self.lin, self.lin_src, self.lin_dst, self.lin_edge, self.res):
+            if lin is not None:
+                _glorot_(lin.weight)
+        for att in (self.att_src, self.att_dst, self.att_edge):
+            if att is not None:
+                _glorot_(att)
+        if self.bias is not None:
+            torch.nn.init.zeros_(self.bias)
+
+    def forward(
+        self, x: Tensor, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None,
+        return_attention_weights: Optional[bool] = None,
+    ):
+        _check_common("GATConv", x, edge_index, size)
+        H, C = self.heads, self.out_channels
+        if self.lin is not None:
+            x_src = x_dst = self.lin(x).view(-1, H, C)
+        else:
+            x_src, x_dst = self.lin_src(x).view(-1, H, C), self.lin_dst(x).view(-1, H, C)
+        graph = _attention_graph(edge_index, x.size(0), self.add_self_loops)
+        # Per-node halves of the logit; sddmm adds them per edge (no per-edge vectors).
+        logits = sddmm_add(graph.csr, (x_src * self.att_src).sum(-1), (x_dst * self.att_dst).sum(-1))
+        if edge_attr is not None and self.lin_edge is not None:
+            attr = _edge_attr_in_csr_order(self, graph, edge_attr, edge_index.size(1), x.size(0))
+            logits = logits + (self.lin_edge(attr).view(-1, H, C) * self.att_edge).sum(-1)
+        alpha = _attention_weights(self, graph, logits)
+        out = attention_aggregate(graph.csr, alpha, x_src)
+        return _finish(self, out, graph, alpha, x, return_attention_weights)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"
+
+
+class GATv2Conv(torch.nn.Module):
+    """GATv2 (Brody et al.; PyG's GATv2Conv): the attention nonlinearity comes before the dot.
+
+    alpha[u -> v, h] = softmax over v's incoming edges of
+    a[h] . LeakyReLU(W_l x_u + W_r x_v); out_v = concat or mean over heads of
+    sum_u alpha[u -> v, h] W_l x_u (+ residual, + bias). share_weights: W_r = W_l.
+    edge_dim: W_e e_uv joins W_l x_u + W_r x_v inside the LeakyReLU (loops: fill_value).
+    Other arguments as GATConv; not supported: bipartite input, size.
+    """
+
+    def __init__(
+        self,
+        in_channels: Union[int, Tuple[int, int]],
+        out_channels: int,
+        heads: int = 1,
+        concat: bool = True,
+        negative_slope: float = 0.2,
+        dropout: float = 0.0,
+        add_self_loops: bool = True,
+        edge_dim: Optional[int] = None,
+        fill_value: Union[float, Tensor, str] = "mean",
+        bias: bool = True,
+        share_weights: bool = False,
+        residual: bool = False,
+    ):
+        super().__init__()
+        self.in_channels, self.out_channels, self.heads = in_channels, out_channels, heads
+        self.edge_dim, self.fill_value = edge_dim, fill_value
+        self.concat, self.negative_slope, self.dropout = concat, negative_slope, dropout
+        self.add_self_loops, self.residual, self.share_weights = add_self_loops, residual, share_weights
+        src_in, dst_in = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
+        self.lin_l = torch.nn.Linear(src_in, heads * out_channels, bias=bias)
+        self.lin_r = self.lin_l if share_weights else torch.nn.Linear(dst_in, heads * out_channels, bias=bias)
+        self.att = torch.nn.Parameter(torch.empty(1, heads, out_channels))
+        self.lin_edge = torch.nn.Linear(edge_dim, heads * out_channels, bias=False) if edge_dim is not None else None
+        total_out = out_channels * (heads if concat else 1)
+        self.res = torch.nn.Linear(dst_in, total_out, bias=False) if residual else None
+        if bias:
+            self.bias = torch.nn.Parameter(torch.empty(total_out))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        for lin in (self.lin_l, self.lin_r, self.lin_edge, self.res):
+            if lin is not None:
+                _glorot_(lin.weight)
+                if lin.bias is not None:
+                    torch.nn.init.zeros_(lin.bias)
+        _glorot_(self.att)
+        if self.bias is not None:
+            torch.nn.init.zeros_(self.bias)
+
+    def forward(
+        self, x: Tensor, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None,
+        return_attention_weights: Optional[bool] = None,
+    ):
+        _check_common("GATv2Conv", x, edge_index, size)
+        H, C = self.heads, self.out_channels
+        x_l = self.lin_l(x).view(-1, H, C)
+        x_r = self.lin_r(x).view(-1, H, C)
+        graph = _attention_graph(edge_index, x.size(0), self.add_self_loops)
+        # GATv2's logit needs the per-edge vector x_l[u] + x_r[v] before its nonlinearity.
+        pair = x_l.index_select(0, graph.csr.sources.to(torch.int64)) + x_r.index_select(0, graph.destinations)
+        if edge_attr is not None and self.lin_edge is not None:
+            attr = _edge_attr_in_csr_order(self, graph, edge_attr, edge_index.size(1), x.size(0))
+            pair = pair + self.lin_edge(attr).view(-1, H, C)
+        logits = (F.leaky_relu(pair, self.negative_slope) * self.att).sum(-1)
+        alpha = edge_softmax(graph.csr, logits)
+        alpha = functional.dropout(alpha, p=self.dropout, training=self.training)
+        out = attention_aggregate(graph.csr, alpha, x_l)
+        return _finish(self, out, graph, alpha, x, return_attention_weights)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"
