@@ -55,6 +55,7 @@ struct Flags {
   std::string task = "node";
   std::string folds = "0,1,2", pooling = "sum", save_folds;
   int64_t num_folds = 10, batch_size = 128;
+  bool batch_norm = true;
   std::set<std::string> given;  // flags set on the command line (the others keep the model's defaults)
   bool has(const std::string& flag) const { return given.count(flag) > 0; }
 };
@@ -93,6 +94,7 @@ void add_graph_task_flags(CLI::App& app, Flags& f) {
   add_int(app, "--batch-size", f.batch_size, "--task graph: graphs per training minibatch", 1);
   add_choice(app, "--pooling", f.pooling, "--task graph: global pooling of node features per graph",
              {"sum", "mean", "max"});
+  add_bool(app, "--batch-norm", f.batch_norm, "--task graph: BatchNorm inside each GIN MLP (PyG's MLP default)");
   add_output_path(app, "--save-folds", f.save_folds,
                   "--task graph: write the fold of every graph, one per line (for comparisons on identical folds)");
 }
@@ -107,6 +109,7 @@ int train_graph_task(const Flags& f) {
   o.model.hidden_features = f.has("--hidden") ? f.hidden : 64;
   o.model.dropout = f.dropout;
   o.model.pooling = parse_reduce_op(f.pooling);
+  o.model.batch_norm = f.batch_norm;
   o.train.epochs = f.has("--epochs") ? f.epochs : 50;
   o.train.batch_size = f.batch_size;
   o.train.lr = f.lr;
@@ -152,7 +155,8 @@ int train_graph_task(const Flags& f) {
 
 // Flags of one task given with the other: a usage error naming the flag.
 std::optional<std::string> check_task_flags(const Flags& f) {
-  static const char* const kGraphOnly[] = {"--folds", "--num-folds", "--batch-size", "--pooling", "--save-folds"};
+  static const char* const kGraphOnly[] = {"--folds", "--num-folds", "--batch-size", "--pooling", "--save-folds",
+                                           "--batch-norm"};
   static const char* const kNodeOnly[] = {"--runs", "--checkpoint", "--checkpoint-every", "--resume", "--metrics",
                                           "--plot", "--select", "--patience", "--features", "--form",
                                           "--aggregation", "--sage-aggr", "--heads", "--output-heads",

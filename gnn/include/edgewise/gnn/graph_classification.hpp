@@ -1,6 +1,7 @@
 // Graph classification with GIN (Xu et al., "How Powerful are Graph Neural
-// Networks?", ICLR 2019), as PyG's GIN example builds it: L GINConv layers (MLP
-// Linear -> ReLU -> Linear, eps 0), each followed by ReLU; sum pooling of the last
+// Networks?", ICLR 2019), as PyG's GIN example builds it: L GIN layers
+// mlp(x_i + sum_j x_j) with mlp = Linear -> BatchNorm (optional) -> ReLU -> Linear,
+// each followed by ReLU; sum pooling (or mean / max) of the last
 // layer per graph; a head Linear -> ReLU -> dropout -> Linear; cross-entropy and
 // Adam over shuffled minibatches of graphs; k-fold cross-validation with
 // test = fold k, valid = fold k + 1 (mod k), train = the rest, and model selection
@@ -13,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/gin_conv.hpp"
+#include "edgewise/gnn/batch_norm.hpp"
 #include "edgewise/gnn/graph_batch.hpp"
 #include "edgewise/gnn/graph_dataset.hpp"
 #include "edgewise/gnn/linear.hpp"
@@ -29,14 +30,16 @@ struct GinGraphConfig {
   int64_t layers = 3;
   float dropout = 0.5f;             // in the head, after its hidden layer
   ReduceOp pooling = ReduceOp::Sum;  // Sum, Mean or Max
-  bool train_eps = false;
+  bool batch_norm = true;  // BatchNorm1d inside each GIN MLP (PyG's MLP default)
 };
 
 class GinGraphClassifier : public Module {
  public:
   GinGraphClassifier(const GinGraphConfig& config, Generator& generator, Device device = Device::cpu());
-  // Logits [B, num_classes] for the graphs of `batch`.
-  Variable forward(const GraphBatch& batch, Generator& generator) const;
+  // Logits [B, num_classes] for the graphs of `batch` (training mode updates the
+  // batch-norm running statistics).
+  Variable forward(const GraphBatch& batch, Generator& generator);
+  void train(bool on = true) override;
 
   std::vector<Variable> parameters() const override;
   NamedParameters named_parameters() const override;
@@ -44,7 +47,13 @@ class GinGraphClassifier : public Module {
 
  private:
   GinGraphConfig config_;
-  std::vector<std::unique_ptr<GINConv>> convs_;
+  // One GIN layer: mlp(x + sum_j x_j), its first linear map applied before the
+  // sum (it is linear, and the hidden width is the smaller one).
+  struct Layer {
+    Linear lin1, lin2;
+    std::unique_ptr<BatchNorm1d> norm;  // null without batch norm
+  };
+  std::vector<Layer> layers_;
   Linear head1_, head2_;
 };
 
