@@ -165,6 +165,11 @@ std::optional<std::string> check_task_flags(const Flags& f) {
   if (f.task == "graph") {
     for (const char* flag : kNodeOnly)
       if (f.has(flag)) return std::string(flag) + " does not apply to --task graph";
+    const std::vector<int64_t> folds = parse_folds(f.folds).value_or(std::vector<int64_t>{});
+    for (int64_t fold : folds)
+      if (fold >= f.num_folds)
+        return "--folds: fold " + std::to_string(fold) + " is outside [0, " + std::to_string(f.num_folds) +
+               ") (--num-folds " + std::to_string(f.num_folds) + ")";
     if (f.has("--model") && f.model != "gin") return "--model " + f.model + ": --task graph trains gin only";
   } else {
     for (const char* flag : kGraphOnly)
