@@ -161,7 +161,7 @@ def main():
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--layers", type=int, default=3)
     p.add_argument("--lr", type=float, default=0.01)
-    p.add_argument("--batch-norm", type=int, choices=[0, 1], default=1, help="BatchNorm inside the GIN MLPs")
+    p.add_argument("--batch-norm", type=int, choices=[0, 1], default=0, help="BatchNorm inside the GIN MLPs")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="threads for both (OMP_NUM_THREADS / torch)")
     p.add_argument("--edgewise-train", default=os.path.join("build", "cpu", "examples", "edgewise-train"))

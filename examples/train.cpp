@@ -55,7 +55,7 @@ struct Flags {
   std::string task = "node";
   std::string folds = "0,1,2", pooling = "sum", save_folds;
   int64_t num_folds = 10, batch_size = 128;
-  bool batch_norm = true;
+  bool batch_norm = false;
   std::set<std::string> given;  // flags set on the command line (the others keep the model's defaults)
   bool has(const std::string& flag) const { return given.count(flag) > 0; }
 };
@@ -94,7 +94,9 @@ void add_graph_task_flags(CLI::App& app, Flags& f) {
   add_int(app, "--batch-size", f.batch_size, "--task graph: graphs per training minibatch", 1);
   add_choice(app, "--pooling", f.pooling, "--task graph: global pooling of node features per graph",
              {"sum", "mean", "max"});
-  add_bool(app, "--batch-norm", f.batch_norm, "--task graph: BatchNorm inside each GIN MLP (PyG's MLP default)");
+  add_bool(app, "--batch-norm", f.batch_norm,
+           "--task graph: BatchNorm inside each GIN MLP (default 0: reddit_threads folds 0-2 measured 76.8 % with it, "
+           "77.9 % without)");
   add_output_path(app, "--save-folds", f.save_folds,
                   "--task graph: write the fold of every graph, one per line (for comparisons on identical folds)");
 }

@@ -1,8 +1,8 @@
 // Graph classification with GIN (Xu et al., "How Powerful are Graph Neural
 // Networks?", ICLR 2019), as PyG's GIN example builds it: L GIN layers
-// mlp(x_i + sum_j x_j) with mlp = Linear -> BatchNorm (optional) -> ReLU -> Linear,
-// each followed by ReLU; sum pooling (or mean / max) of the last
-// layer per graph; a head Linear -> ReLU -> dropout -> Linear; cross-entropy and
+// mlp(x_i + sum_j x_j) with mlp = Linear -> BatchNorm (optional, off by default)
+// -> ReLU -> Linear, each followed by ReLU; sum pooling (or mean / max) of the
+// last layer per graph; a head Linear -> ReLU -> dropout -> Linear; cross-entropy and
 // Adam over shuffled minibatches of graphs; k-fold cross-validation with
 // test = fold k, valid = fold k + 1 (mod k), train = the rest, and model selection
 // by validation accuracy (the test accuracy of the epoch with the best validation
@@ -30,7 +30,7 @@ struct GinGraphConfig {
   int64_t layers = 3;
   float dropout = 0.5f;             // in the head, after its hidden layer
   ReduceOp pooling = ReduceOp::Sum;  // Sum, Mean or Max
-  bool batch_norm = true;  // BatchNorm1d inside each GIN MLP (PyG's MLP default)
+  bool batch_norm = false;  // BatchNorm1d inside each GIN MLP (PyG's MLP default has it)
 };
 
 class GinGraphClassifier : public Module {
