@@ -45,8 +45,8 @@ py::dict load_graph_dataset_py(const std::string& spec, uint64_t seed) {
 }
 
 py::dict train_graph_classifier_py(const std::string& dataset, const std::vector<int64_t>& folds, int64_t num_folds,
-                                   int64_t epochs, int64_t batch_size, int64_t hidden, int64_t layers, float lr,
-                                   float weight_decay, float dropout, const std::string& pooling, bool batch_norm,
+                                   int64_t epochs, int64_t batch_size, int64_t hidden, int64_t layers, double lr,
+                                   double weight_decay, double dropout, const std::string& pooling, bool batch_norm,
                                    uint64_t seed, int64_t log_every) {
   gnn::GraphTaskOptions o;
   o.dataset = dataset;
@@ -54,13 +54,13 @@ py::dict train_graph_classifier_py(const std::string& dataset, const std::vector
   o.num_folds = num_folds;
   o.model.hidden_features = hidden;
   o.model.layers = layers;
-  o.model.dropout = dropout;
+  o.model.dropout = static_cast<float>(dropout);
   o.model.pooling = parse_reduce_op(pooling);
   o.model.batch_norm = batch_norm;
   o.train.epochs = epochs;
   o.train.batch_size = batch_size;
-  o.train.lr = lr;
-  o.train.weight_decay = weight_decay;
+  o.train.lr = static_cast<float>(lr);
+  o.train.weight_decay = static_cast<float>(weight_decay);
   o.train.seed = seed;
   o.train.log_every = log_every;
   gnn::GraphTaskResult r;
@@ -114,8 +114,8 @@ has no node features), folds [G] (empty without a stored split), note.
 Raises edgewise.DataFileError naming the file and line or key on malformed input.)doc");
   m.def("train_graph_classifier", &train_graph_classifier_py, py::arg("dataset") = "auto",
         py::arg("folds") = std::vector<int64_t>{0, 1, 2}, py::arg("num_folds") = 10, py::arg("epochs") = 50,
-        py::arg("batch_size") = 128, py::arg("hidden") = 64, py::arg("layers") = 3, py::arg("lr") = 0.01f,
-        py::arg("weight_decay") = 0.0f, py::arg("dropout") = 0.5f, py::arg("pooling") = "sum",
+        py::arg("batch_size") = 128, py::arg("hidden") = 64, py::arg("layers") = 3, py::arg("lr") = 0.01,
+        py::arg("weight_decay") = 0.0, py::arg("dropout") = 0.5, py::arg("pooling") = "sum",
         py::arg("batch_norm") = false, py::arg("seed") = 0, py::arg("log_every") = 10,
         R"doc(Cross-validated GIN graph classification, as edgewise-train --task graph.
 
