@@ -1,6 +1,8 @@
 // edgewise-train: full-batch node classification (GCN, GraphSAGE, GIN or GAT) on an npz
-// dataset or the built-in synthetic graph, with progress, metrics and a plot.
+// dataset or the built-in synthetic graph, with progress, metrics and a plot; with
+// --task graph, k-fold GIN graph classification on a graph collection (run_graph_task).
 //   edgewise-train [--dataset cora|PATH|synthetic] [--model gcn|sage|gin|gat] [--runs N] ...
+//   edgewise-train --task graph [--dataset reddit_threads|TU_DIR|synthetic] [--folds 0,1,2|all] ...
 //   edgewise-train --help   for every flag.
 // Exit status: 0 done, 2 bad flags (before anything is loaded), 1 any other failure
 // (the message names the file, key, flag or epoch).
