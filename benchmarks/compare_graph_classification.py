@@ -40,7 +40,8 @@ def run_edgewise(args, folds_file, json_file):
     cmd = [args.edgewise_train, "--task", "graph", "--model", "gin", "--dataset", args.data, "--folds", args.folds,
            "--epochs", str(args.epochs), "--batch-size", str(args.batch_size), "--hidden", str(args.hidden),
            "--layers", str(args.layers), "--lr", str(args.lr), "--seed", str(args.seed),
-           "--batch-norm", "1" if args.batch_norm else "0", "--save-folds", folds_file, "--json", json_file,
+           "--batch-norm", "1" if args.batch_norm else "0", "--threads", str(args.threads), "--save-folds",
+           folds_file, "--json", json_file,
            "--log-every", "10"]
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     print("$ " + " ".join(cmd), flush=True)
@@ -163,7 +164,7 @@ def main():
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--batch-norm", type=int, choices=[0, 1], default=0, help="BatchNorm inside the GIN MLPs")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1, help="threads for both (OMP_NUM_THREADS / torch)")
+    p.add_argument("--threads", type=int, default=1, help="threads for both (--threads / torch.set_num_threads)")
     p.add_argument("--edgewise-train", default=os.path.join("build", "cpu", "examples", "edgewise-train"))
     p.add_argument("--json", help="write both results here")
     args = p.parse_args()

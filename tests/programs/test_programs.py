@@ -355,6 +355,7 @@ def test_graph_task_writes_the_fold_metrics_and_the_fold_assignment(tmp_path):
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
     assert result["task"] == "graph" and result["model"] == "gin" and result["num_folds"] == 10
+    assert result["threads"] == 1  # the graph task's default
     assert [f["fold"] for f in result["folds"]] == [0, 3]
     assert len(result["test_acc"]) == 2
     assert result["test_acc_mean"] == pytest.approx(np.mean(result["test_acc"]))
@@ -411,6 +412,8 @@ BAD_GRAPH_FLAGS = [
     (["--task", "graph", "--runs", "2"], "--runs does not apply to --task graph"),
     (["--task", "graph", "--model", "gcn"], "--model gcn: --task graph trains gin only"),
     (["--task", "tree"], "--task: 'tree' is not one of"),
+    (["--task", "graph", "--threads", "-1"], "--threads: '-1' is out of range"),
+    (["--threads", "2"], "--threads needs --task graph"),
     (["--folds", "0"], "--folds needs --task graph"),
     (["--batch-size", "8"], "--batch-size needs --task graph"),
 ]
