@@ -496,13 +496,14 @@ def spmm_weight_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any
     whose winner is e. x and grad_out: float32 or float64 (one dtype).
     Returns grad_w [E] of that dtype in CSR order.
     """
-def train_graph_classifier(dataset: str = 'auto', folds: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [0, 1, 2], num_folds: typing.SupportsInt | typing.SupportsIndex = 10, epochs: typing.SupportsInt | typing.SupportsIndex = 50, batch_size: typing.SupportsInt | typing.SupportsIndex = 128, hidden: typing.SupportsInt | typing.SupportsIndex = 64, layers: typing.SupportsInt | typing.SupportsIndex = 3, lr: typing.SupportsFloat | typing.SupportsIndex = 0.01, weight_decay: typing.SupportsFloat | typing.SupportsIndex = 0.0, dropout: typing.SupportsFloat | typing.SupportsIndex = 0.5, pooling: str = 'sum', batch_norm: bool = False, seed: typing.SupportsInt | typing.SupportsIndex = 0, log_every: typing.SupportsInt | typing.SupportsIndex = 10) -> dict:
+def train_graph_classifier(dataset: str = 'auto', folds: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [0, 1, 2], num_folds: typing.SupportsInt | typing.SupportsIndex = 10, epochs: typing.SupportsInt | typing.SupportsIndex = 50, batch_size: typing.SupportsInt | typing.SupportsIndex = 128, hidden: typing.SupportsInt | typing.SupportsIndex = 64, layers: typing.SupportsInt | typing.SupportsIndex = 3, lr: typing.SupportsFloat | typing.SupportsIndex = 0.01, weight_decay: typing.SupportsFloat | typing.SupportsIndex = 0.0, dropout: typing.SupportsFloat | typing.SupportsIndex = 0.5, pooling: str = 'sum', batch_norm: bool = False, seed: typing.SupportsInt | typing.SupportsIndex = 0, log_every: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> dict:
     """
     Cross-validated GIN graph classification, as edgewise-train --task graph.
     
     For each test fold k in `folds` (empty list: all): valid = fold k + 1, train = the rest;
     the reported test accuracy is the one of the epoch with the best validation accuracy.
     Folds: the dataset's stored ones when it has num_folds of them, else stratified (seeded).
+    threads: OpenMP threads for this call (default 1, as edgewise-train --task graph; 0: OpenMP's default).
     Returns a dict with test_acc_mean, test_acc_std, valid_acc_mean, test_acc (per fold),
     folds (per-fold records), epoch_ms_median, seconds, model, folds_source.
     """
