@@ -44,6 +44,7 @@ from ._edgewise import (  # noqa: F401
     NeighborSampler,
     SeedSampler,
 )
+from ._edgewise import load_graph_dataset, train_graph_classifier  # noqa: F401
 from ._training import TrainResult, train
 
 __all__ = [
@@ -79,4 +80,6 @@ __all__ = [
     "LayerwiseSampler",
     "NeighborSampler",
     "SeedSampler",
+    "load_graph_dataset",
+    "train_graph_classifier",
 ]

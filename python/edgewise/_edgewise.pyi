@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'galloping_search', 'load_dataset', 'offsets_from_keys', 'planted_partition', 'read_npz', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'unique']
+__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'galloping_search', 'load_dataset', 'load_graph_dataset', 'offsets_from_keys', 'planted_partition', 'read_npz', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -353,6 +353,20 @@ def load_dataset(name_or_path: str, features: str = 'auto', sparse_threshold: ty
     edge_feat (float32 [E, D], row e for edge_index column e) when the data has edge
     features. The arrays own the loaded memory (no copy is made).
     """
+def load_graph_dataset(spec: str, seed: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
+    """
+    Load a graph collection (graph classification) as NumPy arrays.
+    
+    spec: "synthetic" (a seeded two-class set told apart by structure), a path to an .npz in
+        the reddit_threads layout (edge_index with per-graph local ids, num_nodes_list,
+        num_edges_list, graph_label, optional fold / node_feat), a TU folder or prefix
+        (DS_A.txt, DS_graph_indicator.txt, DS_graph_labels.txt, optional node labels and
+        attributes), or a name looked up in default_data_dir() ("reddit_threads").
+    Returns a dict: name, num_classes, node_offsets [G+1], edge_offsets [G+1], src / dst [E]
+    (ids local to each graph), labels [G], x [N, F] float32 (one-hot in-degrees when the data
+    has no node features), folds [G] (empty without a stored split), note.
+    Raises edgewise.DataFileError naming the file and line or key on malformed input.
+    """
 def offsets_from_keys(keys: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
     """
     CSR offsets [S+1] from sorted segment ids.
@@ -557,6 +571,17 @@ def spmm_weight_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any
     mean divides by the row's edge count; min/max (arg required) count only the columns
     whose winner is e. x and grad_out: float32 or float64 (one dtype).
     Returns grad_w [E] of that dtype in CSR order.
+    """
+def train_graph_classifier(dataset: str = 'auto', folds: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [0, 1, 2], num_folds: typing.SupportsInt | typing.SupportsIndex = 10, epochs: typing.SupportsInt | typing.SupportsIndex = 50, batch_size: typing.SupportsInt | typing.SupportsIndex = 128, hidden: typing.SupportsInt | typing.SupportsIndex = 64, layers: typing.SupportsInt | typing.SupportsIndex = 3, lr: typing.SupportsFloat | typing.SupportsIndex = 0.01, weight_decay: typing.SupportsFloat | typing.SupportsIndex = 0.0, dropout: typing.SupportsFloat | typing.SupportsIndex = 0.5, pooling: str = 'sum', batch_norm: bool = False, seed: typing.SupportsInt | typing.SupportsIndex = 0, log_every: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> dict:
+    """
+    Cross-validated GIN graph classification, as edgewise-train --task graph.
+    
+    For each test fold k in `folds` (empty list: all): valid = fold k + 1, train = the rest;
+    the reported test accuracy is the one of the epoch with the best validation accuracy.
+    Folds: the dataset's stored ones when it has num_folds of them, else stratified (seeded).
+    threads: OpenMP threads for this call (default 1, as edgewise-train --task graph; 0: OpenMP's default).
+    Returns a dict with test_acc_mean, test_acc_std, valid_acc_mean, test_acc (per fold),
+    folds (per-fold records), epoch_ms_median, seconds, model, folds_source.
     """
 def unique(keys: typing.Any) -> typing.Any:
     """

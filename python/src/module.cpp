@@ -23,6 +23,7 @@ void register_samplers(py::module_& m);
 void register_dropout(py::module_& m);
 void register_sddmm(py::module_& m);
 void register_edge_softmax(py::module_& m);
+void register_graph_classification(py::module_& m);
 }  // namespace edgewise::python
 
 PYBIND11_MODULE(_edgewise, m) {
@@ -47,4 +48,5 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_dropout(m);
   edgewise::python::register_sddmm(m);
   edgewise::python::register_edge_softmax(m);
+  edgewise::python::register_graph_classification(m);
 }

@@ -371,12 +371,6 @@ def test_train_link_rejects_bad_flags_before_loading(flags, message):
 
 
 @needs_train
-def test_train_task_graph_says_it_is_not_supported_yet():
-    proc = run(TRAIN, "--task", "graph", *FAST)
-    assert proc.returncode == 2 and "--task graph" in proc.stderr and "not supported yet" in proc.stderr, proc.stderr
-
-
-@needs_train
 def test_train_link_reports_auc_and_hits_in_text_and_json(tmp_path):
     out = tmp_path / "link.json"
     proc = run(TRAIN, *LINK_FAST, "--runs", "2", "--hits-k", "10", "--json", str(out))
@@ -402,3 +396,88 @@ def test_train_link_without_a_dataset_runs_on_the_synthetic_graph(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "planted_partition" in proc.stdout or "synthetic" in proc.stdout, proc.stdout
     assert "epoch    3/3" in proc.stdout and "valid auc" in proc.stdout, proc.stdout
+
+
+# --task graph: graph classification (GIN, k-fold) on the synthetic graph collection.
+GRAPH_FAST = ["--task", "graph", "--dataset", "synthetic", "--epochs", "2", "--log-every", "0"]
+
+
+@needs_train
+def test_graph_task_writes_the_fold_metrics_and_the_fold_assignment(tmp_path):
+    out, folds = tmp_path / "graph.json", tmp_path / "folds.txt"
+    proc = run(TRAIN, *GRAPH_FAST, "--folds", "0,3", "--batch-size", "64", "--json", str(out), "--save-folds",
+               str(folds))
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["task"] == "graph" and result["model"] == "gin" and result["num_folds"] == 10
+    assert result["threads"] == 1  # the graph task's default
+    assert [f["fold"] for f in result["folds"]] == [0, 3]
+    assert len(result["test_acc"]) == 2
+    assert result["test_acc_mean"] == pytest.approx(np.mean(result["test_acc"]))
+    assert result["test_acc_std"] == pytest.approx(np.std(result["test_acc"], ddof=1))
+    for fold in result["folds"]:
+        assert {"test_acc", "valid_acc", "best_epoch", "epoch_ms_median", "graphs_per_second"} <= fold.keys()
+    assigned = np.loadtxt(folds, dtype=np.int64)
+    assert len(assigned) == result["num_graphs"] and set(assigned.tolist()) == set(range(10))
+    assert "fold 3:" in proc.stdout
+
+
+@needs_train
+def test_graph_task_reads_a_tu_folder(tmp_path):
+    folder = tmp_path / "TOY"
+    folder.mkdir()
+    # 12 graphs: triangles (label 1) and paths of 3 nodes (label 2), 36 nodes.
+    edges, indicator, labels = [], [], []
+    for g in range(12):
+        base = 3 * g
+        pairs = [(0, 1), (1, 2), (2, 0)] if g % 2 == 0 else [(0, 1), (1, 2)]
+        for u, v in pairs:
+            edges += [f"{base + u + 1}, {base + v + 1}", f"{base + v + 1}, {base + u + 1}"]
+        indicator += [str(g + 1)] * 3
+        labels.append("1" if g % 2 == 0 else "2")
+    (folder / "TOY_A.txt").write_text("\n".join(edges) + "\n")
+    (folder / "TOY_graph_indicator.txt").write_text("\n".join(indicator) + "\n")
+    (folder / "TOY_graph_labels.txt").write_text("\n".join(labels) + "\n")
+    out = tmp_path / "tu.json"
+    proc = run(TRAIN, "--task", "graph", "--dataset", str(folder), "--epochs", "2", "--num-folds", "3", "--folds",
+               "all", "--batch-size", "4", "--log-every", "0", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["dataset"] == "TOY" and result["num_graphs"] == 12 and len(result["folds"]) == 3
+
+
+@needs_train
+def test_graph_task_names_the_bad_line_of_a_tu_file(tmp_path):
+    (tmp_path / "BAD_A.txt").write_text("1, 2\n2, 9\n")
+    (tmp_path / "BAD_graph_indicator.txt").write_text("1\n1\n")
+    (tmp_path / "BAD_graph_labels.txt").write_text("0\n")
+    proc = run(TRAIN, "--task", "graph", "--dataset", str(tmp_path / "BAD"))
+    assert proc.returncode == 1
+    assert "BAD_A.txt' line 2: node id 9 is outside [1, 2]" in proc.stderr
+
+
+BAD_GRAPH_FLAGS = [
+    (["--task", "graph", "--folds", "1,x"], "--folds: expected distinct fold ids"),
+    (["--task", "graph", "--folds", "1,1"], "--folds: expected distinct fold ids"),
+    (["--task", "graph", "--folds", "10"], "--folds: fold 10 is outside [0, 10)"),
+    (["--task", "graph", "--num-folds", "2"], "--num-folds: '2' is out of range"),
+    (["--task", "graph", "--batch-size", "0"], "--batch-size: '0' is out of range"),
+    (["--task", "graph", "--pooling", "avg"], "--pooling: 'avg' is not one of"),
+    (["--task", "graph", "--batch-norm", "maybe"], "--batch-norm"),
+    (["--task", "graph", "--runs", "2"], "--runs does not apply to --task graph"),
+    (["--task", "graph", "--model", "gcn"], "--model gcn: --task graph trains gin only"),
+    (["--task", "tree"], "--task: 'tree' is not one of"),
+    (["--task", "graph", "--threads", "-1"], "--threads: '-1' is out of range"),
+    (["--threads", "2"], "--threads needs --task graph"),
+    (["--folds", "0"], "--folds needs --task graph"),
+    (["--batch-size", "8"], "--batch-size needs --task graph"),
+]
+
+
+@needs_train
+@pytest.mark.parametrize("flags,message", BAD_GRAPH_FLAGS, ids=[" ".join(f) for f, _ in BAD_GRAPH_FLAGS])
+def test_graph_task_rejects_bad_flags_before_loading(flags, message):
+    proc = run(TRAIN, *flags)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+    assert proc.stdout == ""
