@@ -229,13 +229,14 @@ class SeedSampler:
         """
         The sum of the priorities (float32).
         """
-def _train(source: typing.Any, model: str, epochs: typing.SupportsInt | typing.SupportsIndex, hidden: typing.SupportsInt | typing.SupportsIndex, dropout: typing.SupportsFloat | typing.SupportsIndex, lr: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, device: str, aggregation: str, features: str, log_every: typing.SupportsInt | typing.SupportsIndex, normalize_features: bool, patience: typing.SupportsInt | typing.SupportsIndex, select: str, on_epoch: typing.Any) -> dict:
+def _train(source: typing.Any, model: str, epochs: typing.SupportsInt | typing.SupportsIndex, hidden: typing.SupportsInt | typing.SupportsIndex, dropout: typing.SupportsFloat | typing.SupportsIndex, lr: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, device: str, aggregation: str, features: str, log_every: typing.SupportsInt | typing.SupportsIndex, normalize_features: bool, patience: typing.SupportsInt | typing.SupportsIndex, select: str, on_epoch: typing.Any, reorder: str = 'none') -> dict:
     """
     Internal engine of edgewise.train() (use that: it checks in-memory data and wraps the result).
     
     source: a dataset spec (str) or a dict of prepared arrays: name, x float32 [N, F],
     edge_index int64 [2, E], y int64 [N], num_classes, train_idx / valid_idx / test_idx
-    int64 ascending. on_epoch: None or a callable taking the epoch record dict; a falsy
+    int64 ascending. reorder: "none", "degree" or "rcm" (nodes relabelled for locality
+    before training; logits and embeddings come back in the original order). on_epoch: None or a callable taking the epoch record dict; a falsy
     return other than None stops training. Pending signals are checked between epochs;
     a KeyboardInterrupt stops training and sets 'interrupted'. Returns a dict of the
     metrics, 'history', 'logits' [N, K], 'embeddings' [N, hidden], 'interrupted' and

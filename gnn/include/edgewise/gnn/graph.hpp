@@ -27,6 +27,9 @@ struct TransposedCsr {
   Buffer<int64_t> edge_ids;      // [E]: the forward CSR position of each transposed edge
 };
 
+enum class Ordering : int;  // reorder.hpp
+struct ReorderedGraph;      // reorder.hpp
+
 class Graph {
  public:
   Graph() = default;
@@ -81,6 +84,10 @@ class Graph {
   Graph gcn_normalized(bool add_self_loops = true, float fill = 1.0f) const;
   // The same graph with these edge weights ([E] in CSR order).
   Graph with_edge_weight(const Tensor& weight_csr_order) const;
+
+  // The graph with its nodes relabelled for locality and the permutation used
+  // (reorder.hpp; edge weights follow their edges). Host-side, once per graph.
+  ReorderedGraph reorder(Ordering ordering) const;
 
   // A copy on `device` (same device: this graph).
   Graph to(Device device) const;
