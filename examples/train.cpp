@@ -98,8 +98,10 @@ void add_flags(CLI::App& app, Flags& f) {
              "relabel the nodes for locality before training: none, degree (descending in-degree) or rcm (reverse "
              "Cuthill-McKee); accuracies are unaffected (up to float reassociation)",
              {"none", "degree", "rcm"});
-  add_choice(app, "--form", f.form, "message form: fused (spmm) or materialized ([E, C] messages)",
-             {"fused", "materialized"});
+  add_choice(app, "--form", f.form,
+             "message form: fused (spmm), materialized ([E, C] messages) or auto (with --aggregation auto, the "
+             "cost model measured on this machine picks form and strategy)",
+             {"fused", "materialized", "auto"});
   add_choice(app, "--features", f.features, "node features as auto, dense or sparse (CSR)",
              {"auto", "dense", "sparse"});
   add_bool(app, "--normalize-features", f.normalize_features, "row-normalise features (PyG's NormalizeFeatures)");
@@ -205,7 +207,9 @@ int train(const Flags& f) {
   config.attention_dropout = f.attention_dropout;
   config.sage_aggregator = parse_sage_aggregator(f.sage_aggr);
   config.aggregation.strategy = parse_strategy(f.aggregation);
-  config.aggregation.form = f.form == "materialized" ? MessageForm::Materialized : MessageForm::Fused;
+  config.aggregation.form = f.form == "materialized" ? MessageForm::Materialized
+                            : f.form == "auto"       ? MessageForm::Auto
+                                                     : MessageForm::Fused;
   set_deterministic(f.deterministic);
 
   std::vector<double> test, valid, train, epoch_ms, seconds;
