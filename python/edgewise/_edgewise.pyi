@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'galloping_search', 'load_dataset', 'offsets_from_keys', 'planted_partition', 'read_npz', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'unique']
+__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'galloping_search', 'load_dataset', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -305,6 +305,16 @@ def load_dataset(name_or_path: str, features: str = 'auto', sparse_threshold: ty
     (N, F))), feature_format ("dense" or "sparse"), labels (int64 [N], empty when
     there are none), train_idx / valid_idx / test_idx (int64, ascending). The arrays
     own the loaded memory (no copy is made).
+    """
+def node_ordering(num_nodes: typing.SupportsInt | typing.SupportsIndex, src: numpy.ndarray, dst: numpy.ndarray, ordering: str = 'rcm') -> numpy.typing.NDArray[numpy.int64]:
+    """
+    A locality ordering of the graph with edges src[e] -> dst[e]: "none", "degree"
+    (descending in-degree) or "rcm" (reverse Cuthill-McKee on the symmetrised graph).
+    
+    Returns new_to_old, int64 [num_nodes]: new node i is old node new_to_old[i]. Relabel
+    with old_to_new = argsort(new_to_old): edges (old_to_new[src], old_to_new[dst]), features
+    x[new_to_old]; results in the new order go back with y_new[old_to_new]. Raises ValueError
+    for ids outside [0, num_nodes) or an unknown ordering.
     """
 def offsets_from_keys(keys: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
     """

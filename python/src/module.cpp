@@ -21,6 +21,7 @@ void register_train(py::module_& m);
 void register_spmm(py::module_& m);
 void register_samplers(py::module_& m);
 void register_dropout(py::module_& m);
+void register_reorder(py::module_& m);
 }  // namespace edgewise::python
 
 PYBIND11_MODULE(_edgewise, m) {
@@ -43,4 +44,5 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_spmm(m);
   edgewise::python::register_samplers(m);
   edgewise::python::register_dropout(m);
+  edgewise::python::register_reorder(m);
 }

@@ -30,3 +30,18 @@ def test_reordered_training_returns_the_same_predictions_in_the_original_order(r
 def test_unknown_ordering_is_a_value_error_naming_it(rng):
     with pytest.raises(ValueError, match="ordering 'random'"):
         run(small_graph(rng), "random")
+
+
+def test_node_ordering_is_a_permutation_that_narrows_a_shuffled_path(rng):
+    n = 300
+    label = rng.permutation(n)
+    src = np.concatenate([label[:-1], label[1:]])
+    dst = np.concatenate([label[1:], label[:-1]])
+    for ordering in ("none", "degree", "rcm"):
+        new_to_old = ew.node_ordering(n, src, dst, ordering)
+        assert new_to_old.dtype == np.int64
+        assert np.array_equal(np.sort(new_to_old), np.arange(n))
+    old_to_new = np.argsort(ew.node_ordering(n, src, dst, "rcm"))
+    assert np.abs(old_to_new[src] - old_to_new[dst]).max() == 1  # a path: RCM recovers it
+    with pytest.raises(ValueError, match="src"):
+        ew.node_ordering(3, np.array([0, 7]), np.array([1, 1]))

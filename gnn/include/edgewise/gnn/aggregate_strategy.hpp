@@ -12,7 +12,7 @@
 // measured parts — fused spmm, the gather, the segment / scatter reduction — each
 // with its own (a, b). The constants are fitted per (device, feature width C,
 // reduction kind: sum-like or min/max with arg) by calibrate_aggregation(): every
-// part timed (median of 3 after a warm-up) on two synthetic power-law graphs with
+// part timed (minimum of 5 after a warm-up) on two synthetic power-law graphs with
 // the same N and average in-degree 2 and 32, then a = slope in E, b = what is left
 // per node (both clamped at >= 0). The graphs are sized so that the [E, C]
 // messages stay <= 16 MiB, so one calibration takes a few ms to tens of ms on a
