@@ -78,6 +78,22 @@ TEST(AggregateStrategy, DeterminismAndExplicitRequestsWinOverTheModelAndTheBench
   }
 }
 
+TEST(AggregateStrategy, DefaultOptionsKeepTheReproducibleSegmentPathWithoutCalibrating) {
+  SwitchGuard guard;
+  const Graph g = random_graph(200, 1000, 8);
+  const Tensor x = random_x(200, 7, 9);
+  AggregationOptions o;  // strategy Auto, form Fused
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(choose_aggregation(g, x.cview(), {}, o), kFusedSegment);
+  o.form = MessageForm::Materialized;
+  EXPECT_EQ(choose_aggregation(g, x.cview(), {}, o), kMaterializedSegment);
+  EXPECT_EQ(choose_message_reduction(g, 7, o), AggregationStrategy::Segment);
+  set_aggregation_benchmark(true);
+  EXPECT_EQ(choose_aggregation(g, x.cview(), {}, o), kMaterializedSegment);
+  EXPECT_FALSE(benchmarked_choice(g.id(), 7, ReduceOp::Sum, Device::cpu()).has_value()) << "nothing to benchmark";
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+}
+
 TEST(AggregateStrategy, TheModelPicksItsCheapestAllowedCandidate) {
   SwitchGuard guard;
   const int64_t C = 16;

@@ -141,18 +141,16 @@ std::vector<AggregationChoice> allowed_candidates(const AggregationOptions& opti
                ": the Scatter strategy is not bitwise reproducible on CUDA, but determinism was requested");
     return {{AggregationStrategy::Scatter, MessageForm::Materialized}};
   }
+  // Auto with a fixed form: the CSR path in that form, as before the model existed,
+  // so the default options stay reproducible between runs (see the header).
+  if (options.form != MessageForm::Auto) {
+    return {{AggregationStrategy::Segment, options.form}};
+  }
   std::vector<AggregationChoice> all = {{AggregationStrategy::Segment, MessageForm::Fused},
                                         {AggregationStrategy::Segment, MessageForm::Materialized}};
   if (options.strategy == AggregationStrategy::Auto && !want_deterministic)
     all.push_back({AggregationStrategy::Scatter, MessageForm::Materialized});
-  std::vector<AggregationChoice> allowed;
-  for (const AggregationChoice& c : all) {
-    // Scatter has no fused form, so an explicit Fused leaves Scatter to the model.
-    const bool form_ok = options.form == MessageForm::Auto || c.form == options.form ||
-                         (c.strategy == AggregationStrategy::Scatter && options.form == MessageForm::Fused);
-    if (form_ok) allowed.push_back(c);
-  }
-  return allowed;
+  return all;
 }
 
 struct ModelKey {
@@ -319,10 +317,15 @@ AggregationChoice choose_aggregation(const Graph& graph, MatrixView<const float>
 }
 
 AggregationStrategy choose_message_reduction(const Graph& graph, int64_t width, const AggregationOptions& options) {
-  AggregationOptions materialized = options;
-  materialized.form = MessageForm::Materialized;  // the messages exist already
-  const std::vector<AggregationChoice> allowed = allowed_candidates(materialized, graph.device());
-  if (allowed.size() == 1 || graph.num_edges() == 0 || width == 0) return allowed.front().strategy;
+  const std::vector<AggregationChoice> allowed = allowed_candidates(options, graph.device());
+  const bool scatter_allowed = std::any_of(allowed.begin(), allowed.end(), [](const AggregationChoice& c) {
+    return c.strategy == AggregationStrategy::Scatter;
+  });
+  const bool segment_allowed = std::any_of(allowed.begin(), allowed.end(), [](const AggregationChoice& c) {
+    return c.strategy == AggregationStrategy::Segment;
+  });
+  if (!scatter_allowed) return AggregationStrategy::Segment;
+  if (!segment_allowed || graph.num_edges() == 0 || width == 0) return allowed.front().strategy;
   const AggregationCostModel& model = calibrated_cost_model(graph.device(), width, options.op);
   const int64_t N = graph.num_nodes(), E = graph.num_edges();
   return model.scatter.at(N, E) * kAutoSwitchMargin < model.segment.at(N, E) ? AggregationStrategy::Scatter

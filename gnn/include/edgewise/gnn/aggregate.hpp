@@ -7,10 +7,12 @@
 //           the result is bitwise reproducible. Needs the CSR (a Graph has it).
 //  Scatter  one atomic per message into out[dst_e] (scatter_reduce): no sorting or
 //           preprocessing; on the GPU not bitwise reproducible for float sums.
-//  Auto     a cost model measured on the running machine picks among the allowed
-//           candidates (aggregate_strategy.hpp: the model, its calibration, the
-//           opt-in benchmark mode and the measured crossovers); only Segment
-//           candidates when determinism is requested (options or set_deterministic).
+//  Auto     Segment (reproducible; the CSR's one sort is paid once per graph) when
+//           the form is fixed, as in the default options; with MessageForm::Auto a
+//           cost model measured on the running machine picks strategy and form
+//           (aggregate_strategy.hpp: the model, its calibration, the opt-in
+//           benchmark mode, the measurements); only Segment candidates when
+//           determinism is requested (options or set_deterministic).
 // Forms: Fused (spmm: gather and reduce in one pass, the [E, C] message matrix never
 // exists) or Materialized (gather w_e * x[src_e] into [E, C], then segment_reduce or
 // scatter_reduce). Fused is the default; Materialized exists for comparison (memory,

@@ -22,23 +22,32 @@
 // (N, E): a two-graph fit on a busy machine is noisy, and a default that flips
 // between runs would cost reproducibility for a few percent.
 //
-// Requests win over the model, in this order: an explicit strategy (Segment /
-// Scatter) fixes the strategy; an explicit form (Fused / Materialized) fixes the
-// form; determinism (options.deterministic or set_deterministic) removes Scatter
-// from Auto's candidates (as before: Auto is reproducible when asked to be).
+// Requests win over the model: an explicit strategy (Segment / Scatter) fixes the
+// strategy; determinism (options.deterministic or set_deterministic) removes
+// Scatter from Auto's candidates. The model is consulted only when the form is
+// MessageForm::Auto (opt-in: --form auto). With a fixed form (the default options
+// say Fused) Auto stays the CSR Segment path: on a loaded host the calibrated
+// constants vary by up to 100x between runs (measured here, below), and a default
+// whose choice — and so whose float summation order — flips between processes
+// would break run-to-run reproducibility. Making Auto the default form is a
+// one-line change in AggregationOptions once calibrations are stable.
 //
 // Benchmark mode (opt-in, like cuDNN's benchmark flag): set_aggregation_benchmark(true)
 // or EDGEWISE_AGGREGATION_BENCHMARK=1 in the environment (read once). Then the first
 // aggregate() for each (graph id, C, op, device, constraints) times every allowed
 // candidate once on the real inputs and keeps the fastest; later calls reuse it.
 //
-// Measured here (2 shared cores, x86-64 AVX-512, float, op sum; see
-// edgewise-bench --filter aggregate-auto for this machine's constants): Fused +
-// Segment wins at every width and degree measured (C = 16, 64, 256; average degree
-// 2 to 32); the gather alone costs about as much as the whole fused spmm, so no
-// Materialized candidate can win on a CPU — there is no crossover. The model exists
-// for devices and widths where that differs (the GPU's atomics are cheap, its
-// gathers coalesced), and benchmark mode for when the model's two-graph fit is off.
+// Measured here (edgewise-bench --filter aggregate-auto; 2 cores shared with a load
+// average of ~15, AVX-512, float): the fitted constants are noise-dominated — e.g.
+// fused spmm 0.76 to 51.6 ns per edge at C = 16..64 in one run — and the argmin
+// (before the margin) named fused/segment at C = 64 for every degree and at C = 16,
+// 256 for degree 2, and materialized/scatter at degree 10-32 for some (C, op) pairs,
+// varying between two runs of the same binary. No crossover could be established on
+// this host (no unloaded run was possible); on an idle CPU the fused spmm reads each gathered row
+// once while every materialized candidate writes and re-reads [E, C], so Fused +
+// Segment is expected to win wherever memory bandwidth bounds the op. The model is
+// meant for devices where that differs (GPU atomics, coalesced gathers), and
+// benchmark mode for graphs where its two-graph fit is off.
 #pragma once
 
 #include <cstdint>
