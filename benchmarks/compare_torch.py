@@ -9,6 +9,8 @@ where it is not, says so and exits 0. PyTorch is never a build or CI dependency.
     PYTHONPATH=build/release/python python3 benchmarks/compare_torch.py [--quick] [--json FILE]
     ... --filter torch_nn [--nn-nodes N --nn-edges E ...]   (PyG layers vs edgewise.torch.nn layers)
     ... --filter gat_epoch [--gat-epochs N --gat-dataset cora]   (2-layer GAT: PyG vs edgewise.torch vs engine)
+    ... --filter dgl   (DGL's copy_u_sum / copy_u_max and GraphConv GCN; needs dgl, e.g. in its own venv:
+                        python3 -m venv V && V/bin/pip install dgl==2.1.0 torch==2.2.1 torchdata==0.7.1 pandas "numpy<2")
 """
 
 import argparse
@@ -609,8 +611,116 @@ def gat_epoch_cases(rng, repeats, records, name_filter):
 
 
 # Each section: (rng, repeats, records, name_filter) -> appends records, prints rows.
+
+def _relabel_csr(offsets, indices, x, new_to_old):
+    """The CSR (by destination) and features of the graph with nodes relabelled:
+    new node i is old node new_to_old[i]. Edges into one node keep their order."""
+    n = offsets.size - 1
+    old_to_new = np.empty(n, dtype=np.int64)
+    old_to_new[new_to_old] = np.arange(n, dtype=np.int64)
+    dst = old_to_new[np.repeat(np.arange(n), np.diff(offsets))]
+    src = old_to_new[indices]
+    order = np.argsort(dst, kind="stable")
+    new_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst, minlength=n), out=new_offsets[1:])
+    return new_offsets, src[order], np.ascontiguousarray(x[new_to_old])
+
+
+def dgl_cases(rng, repeats, records, name_filter):
+    """A second peer: DGL's CPU SpMM (dgl.ops.copy_u_sum / copy_u_max) against
+    edgewise.spmm on the same power-law graphs and features, in the original node
+    order and after each locality ordering (both libraries get the relabelled graph),
+    and DGL's GraphConv GCN epoch against edgewise.train on R-MAT. DGL is never a
+    build or CI dependency: the section says so and is skipped when dgl is not
+    importable (it runs in its own virtual environment with torch 2.2)."""
+    if name_filter and name_filter not in "dgl":
+        return
+    try:
+        import dgl
+        import dgl.ops
+    except Exception as error:  # ImportError, or a torch / dgl version mismatch
+        print(f"dgl: skipped (dgl is not importable here: {str(error).splitlines()[0] if str(error) else error!r}); "
+              "the module docstring says how to make a venv for it)")
+        return
+    print(f"dgl: DGL {dgl.__version__} on torch {torch.__version__}")
+    quick = repeats < 20
+    shapes = [(20_000, 400_000, 64), (100_000, 1_000_000, 32)] if quick else SPMM_SHAPES
+    for N, E, C in shapes:
+        offsets = power_law_offsets(N, E, rng)
+        indices = rng.integers(0, N, size=E).astype(np.int64)
+        x = rng.uniform(-1, 1, size=(N, C)).astype(np.float32)
+        dst_old = np.repeat(np.arange(N), np.diff(offsets))
+        for ordering in ("none", "degree", "rcm"):
+            if ordering == "none":
+                off, idx, xo = offsets, indices, x
+            else:
+                t0 = time.perf_counter()
+                new_to_old = edgewise.node_ordering(N, indices, dst_old, ordering)
+                off, idx, xo = _relabel_csr(offsets, indices, x, new_to_old)
+                print(f"  (ordering {ordering}: {time.perf_counter() - t0:.2f} s)")
+            idx32 = idx.astype(np.int32)
+            dst = np.repeat(np.arange(N), np.diff(off))
+            g = dgl.graph((torch.from_numpy(idx), torch.from_numpy(dst)), num_nodes=N)
+            g.create_formats_()
+            tx = torch.from_numpy(xo)
+            for op in ("sum", "max"):
+                dgl_op = dgl.ops.copy_u_sum if op == "sum" else dgl.ops.copy_u_max
+                want = dgl_op(g, tx).numpy()
+                got = edgewise.spmm(off, idx32, xo, op=op)
+                if op == "max":  # rows without in-edges: we write 0; DGL's fill differs between versions
+                    has_edges = np.diff(off) > 0
+                    assert np.array_equal(got[has_edges], want[has_edges]), \
+                        f"spmm max and dgl copy_u_max disagree at {N},{E},{C}"
+                else:
+                    scale = edgewise.spmm(off, idx32, np.abs(xo))
+                    assert np.all(np.abs(got - want) <= 1e-5 * scale + 1e-5), \
+                        f"spmm and dgl copy_u_sum disagree at {N},{E},{C}"
+                th = median_ms(lambda: dgl_op(g, tx), repeats)
+                ew = median_ms(lambda: edgewise.spmm(off, idx32, xo, op=op), repeats)
+                rec = {"name": f"dgl/spmm/{op}/powerlaw/N={N},E={E},C={C}/order={ordering}", "edgewise_ms": ew,
+                       "dgl_ms": th, "dgl_op": f"copy_u_{op}", "speedup": th / ew}
+                records.append(rec)
+                print(f"{rec['name']:<62} edgewise {ew:8.2f} ms  dgl copy_u_{op} {th:8.2f} ms  {th / ew:6.2f}x")
+
+    # --- GCN epoch: DGL GraphConv (norm="both", self loops) vs edgewise.train on R-MAT.
+    import torch.nn.functional as F
+    from dgl.nn import GraphConv
+
+    n, e, f, k, hidden = (200_000, 2_000_000, 64, 16, 64) if quick else (1_000_000, 10_000_000, 64, 16, 64)
+    data = edgewise.rmat_graph(n, e, seed=1, num_features=f, num_classes=k)
+    ei = torch.from_numpy(data["edge_index"])
+    g = dgl.add_self_loop(dgl.graph((ei[0], ei[1]), num_nodes=n))
+    g.create_formats_()
+    x = torch.from_numpy(data["features"])
+    y = torch.from_numpy(data["labels"])
+    train = torch.from_numpy(data["train_idx"])
+    torch.manual_seed(0)
+    conv1, conv2 = GraphConv(f, hidden, norm="both"), GraphConv(hidden, k, norm="both")
+    opt = torch.optim.Adam(list(conv1.parameters()) + list(conv2.parameters()), lr=0.01)
+
+    def dgl_step():
+        opt.zero_grad()
+        h = F.relu(conv1(g, F.dropout(x, 0.5)))
+        out = conv2(g, F.dropout(h, 0.5))
+        F.cross_entropy(out[train], y[train]).backward()
+        opt.step()
+
+    epochs = 3 if quick else 5
+    time.sleep(0.05)
+    dgl_ms = _train_step_ms(dgl_step, epochs)
+    for ordering in ("none", "rcm"):
+        time.sleep(0.05)
+        ours = edgewise.train(f"rmat:{n}:{e}:{f}:{k}", model="gcn", epochs=epochs + 1, hidden=hidden,
+                              weight_decay=0.0, reorder=ordering)
+        rec = {"name": f"dgl/gcn_epoch/rmat/N={n},E={e},F={f}/order={ordering}",
+               "edgewise_ms": ours["epoch_ms_median"], "dgl_ms": dgl_ms, "dgl_op": "DGL GraphConv GCN (original order)",
+               "speedup": dgl_ms / ours["epoch_ms_median"]}
+        records.append(rec)
+        print(f"{rec['name']:<62} edgewise {rec['edgewise_ms']:8.2f} ms  DGL GraphConv  {dgl_ms:8.2f} ms  "
+              f"{rec['speedup']:6.2f}x")
+
 SECTIONS = [segment_cases, scatter_cases, sort_rle_offsets_cases, segment_tree_cases, gcn_epoch_cases, galloping_cases, spmm_cases,
-            torch_nn_cases, gat_epoch_cases]
+            torch_nn_cases, gat_epoch_cases, dgl_cases]
 
 if __name__ == "__main__":
     sys.exit(main())

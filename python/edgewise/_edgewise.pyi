@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'galloping_search', 'load_dataset', 'load_graph_dataset', 'offsets_from_keys', 'planted_partition', 'read_npz', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'galloping_search', 'load_dataset', 'load_graph_dataset', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -245,13 +245,14 @@ class SeedSampler:
         """
         The sum of the priorities (float32).
         """
-def _train(source: typing.Any, model: str, epochs: typing.SupportsInt | typing.SupportsIndex, hidden: typing.SupportsInt | typing.SupportsIndex, dropout: typing.SupportsFloat | typing.SupportsIndex, lr: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, device: str, aggregation: str, features: str, log_every: typing.SupportsInt | typing.SupportsIndex, normalize_features: bool, patience: typing.SupportsInt | typing.SupportsIndex, select: str, on_epoch: typing.Any) -> dict:
+def _train(source: typing.Any, model: str, epochs: typing.SupportsInt | typing.SupportsIndex, hidden: typing.SupportsInt | typing.SupportsIndex, dropout: typing.SupportsFloat | typing.SupportsIndex, lr: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, device: str, aggregation: str, features: str, log_every: typing.SupportsInt | typing.SupportsIndex, normalize_features: bool, patience: typing.SupportsInt | typing.SupportsIndex, select: str, on_epoch: typing.Any, reorder: str = 'none') -> dict:
     """
     Internal engine of edgewise.train() (use that: it checks in-memory data and wraps the result).
     
     source: a dataset spec (str) or a dict of prepared arrays: name, x float32 [N, F],
     edge_index int64 [2, E], y int64 [N], num_classes, train_idx / valid_idx / test_idx
-    int64 ascending. on_epoch: None or a callable taking the epoch record dict; a falsy
+    int64 ascending. reorder: "none", "degree" or "rcm" (nodes relabelled for locality
+    before training; logits and embeddings come back in the original order). on_epoch: None or a callable taking the epoch record dict; a falsy
     return other than None stops training. Pending signals are checked between epochs;
     a KeyboardInterrupt stops training and sets 'interrupted'. Returns a dict of the
     metrics, 'history', 'logits' [N, K], 'embeddings' [N, hidden], 'interrupted' and
@@ -366,6 +367,16 @@ def load_graph_dataset(spec: str, seed: typing.SupportsInt | typing.SupportsInde
     (ids local to each graph), labels [G], x [N, F] float32 (one-hot in-degrees when the data
     has no node features), folds [G] (empty without a stored split), note.
     Raises edgewise.DataFileError naming the file and line or key on malformed input.
+    """
+def node_ordering(num_nodes: typing.SupportsInt | typing.SupportsIndex, src: numpy.ndarray, dst: numpy.ndarray, ordering: str = 'rcm') -> numpy.typing.NDArray[numpy.int64]:
+    """
+    A locality ordering of the graph with edges src[e] -> dst[e]: "none", "degree"
+    (descending in-degree) or "rcm" (reverse Cuthill-McKee on the symmetrised graph).
+    
+    Returns new_to_old, int64 [num_nodes]: new node i is old node new_to_old[i]. Relabel
+    with old_to_new = argsort(new_to_old): edges (old_to_new[src], old_to_new[dst]), features
+    x[new_to_old]; results in the new order go back with y_new[old_to_new]. Raises ValueError
+    for ids outside [0, num_nodes) or an unknown ordering.
     """
 def offsets_from_keys(keys: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
     """

@@ -12,6 +12,7 @@
 #include "edgewise/gnn/dataset.hpp"
 #include "edgewise/gnn/dataset_spec.hpp"
 #include "edgewise/gnn/models.hpp"
+#include "edgewise/gnn/reorder.hpp"
 #include "edgewise/gnn/trainer.hpp"
 #include "numpy_interop.hpp"
 
@@ -100,7 +101,7 @@ struct EpochHook {
 py::dict train_py(const py::object& source, const std::string& model, int64_t epochs, int64_t hidden, float dropout,
                   float lr, float weight_decay, uint64_t seed, const std::string& device, const std::string& aggregation,
                   const std::string& features, int64_t log_every, bool normalize_features, int64_t patience,
-                  const std::string& select, const py::object& on_epoch) {
+                  const std::string& select, const py::object& on_epoch, const std::string& reorder) {
   std::optional<gnn::Dataset> in_memory;
   std::string spec;
   if (py::isinstance<py::dict>(source)) {
@@ -118,6 +119,13 @@ py::dict train_py(const py::object& source, const std::string& model, int64_t ep
     require_available(dev, "train");  // before the dataset is loaded
     gnn::Dataset ds = in_memory ? std::move(*in_memory) : gnn::load_dataset_spec(spec).dataset;
     name = ds.name;
+    // Trained in the reordered node order; logits and embeddings are mapped back below.
+    const gnn::Ordering ordering = gnn::parse_ordering(reorder);
+    std::optional<gnn::NodePermutation> permutation;
+    if (ordering != gnn::Ordering::None) {
+      permutation = gnn::node_ordering(ds.num_nodes, ds.src(), ds.dst(), ordering);
+      ds = gnn::reorder_dataset(ds, *permutation);
+    }
     gnn::PrepareOptions prep;
     prep.features = gnn::parse_feature_format(features);
     prep.normalize_features = normalize_features;
@@ -148,6 +156,10 @@ py::dict train_py(const py::object& source, const std::string& model, int64_t ep
       net->eval();
       logits = net->forward(data.graph, data.features, gen).value();
       embeddings = net->embed(data.graph, data.features, gen).value();
+      if (permutation) {
+        logits = gnn::rows_in_original_order(logits, *permutation);
+        embeddings = gnn::rows_in_original_order(embeddings, *permutation);
+      }
     }
   }
   if (hook.error) throw std::move(*hook.error);
@@ -175,12 +187,13 @@ void register_train(py::module_& m) {
   m.def("_train", &train_py, py::arg("source"), py::arg("model"), py::arg("epochs"), py::arg("hidden"),
         py::arg("dropout"), py::arg("lr"), py::arg("weight_decay"), py::arg("seed"), py::arg("device"),
         py::arg("aggregation"), py::arg("features"), py::arg("log_every"), py::arg("normalize_features"),
-        py::arg("patience"), py::arg("select"), py::arg("on_epoch"),
+        py::arg("patience"), py::arg("select"), py::arg("on_epoch"), py::arg("reorder") = "none",
         R"doc(Internal engine of edgewise.train() (use that: it checks in-memory data and wraps the result).
 
 source: a dataset spec (str) or a dict of prepared arrays: name, x float32 [N, F],
 edge_index int64 [2, E], y int64 [N], num_classes, train_idx / valid_idx / test_idx
-int64 ascending. on_epoch: None or a callable taking the epoch record dict; a falsy
+int64 ascending. reorder: "none", "degree" or "rcm" (nodes relabelled for locality
+before training; logits and embeddings come back in the original order). on_epoch: None or a callable taking the epoch record dict; a falsy
 return other than None stops training. Pending signals are checked between epochs;
 a KeyboardInterrupt stops training and sets 'interrupted'. Returns a dict of the
 metrics, 'history', 'logits' [N, K], 'embeddings' [N, hidden], 'interrupted' and

@@ -24,6 +24,7 @@ void register_dropout(py::module_& m);
 void register_sddmm(py::module_& m);
 void register_edge_softmax(py::module_& m);
 void register_graph_classification(py::module_& m);
+void register_reorder(py::module_& m);
 }  // namespace edgewise::python
 
 PYBIND11_MODULE(_edgewise, m) {
@@ -49,4 +50,5 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_sddmm(m);
   edgewise::python::register_edge_softmax(m);
   edgewise::python::register_graph_classification(m);
+  edgewise::python::register_reorder(m);
 }

@@ -56,7 +56,8 @@ BAD_TRAIN_FLAGS = [
     (["--layers", "0"], "--layers: '0' is out of range"),
     (["--log-every", "-1"], "--log-every: '-1' is out of range"),
     (["--synthetic-nodes", "0"], "--synthetic-nodes: '0' is out of range"),
-    (["--form", "typo"], "--form: 'typo' is not one of fused or materialized"),
+    (["--form", "typo"], "--form: 'typo' is not one of fused, materialized or auto"),
+    (["--reorder", "random"], "--reorder: 'random' is not one of none, degree or rcm"),
     (["--model", "gatt"], "--model: 'gatt' is not one of"),
     (["--heads", "0"], "--heads: '0' is out of range"),
     (["--attention-dropout", "1"], "--attention-dropout: '1' is out of range"),
@@ -106,7 +107,7 @@ def test_train_help_exits_zero_and_lists_every_flag():
                  "--form", "--features", "--normalize-features", "--sage-aggr", "--deterministic", "--nonfinite",
                  "--log-every", "--json", "--metrics", "--plot", "--synthetic-nodes", "--checkpoint",
                  "--checkpoint-every", "--resume", "--heads", "--output-heads", "--attention-dropout", "--task",
-                 "--hits-k"]:
+                 "--hits-k", "--reorder"]:
         assert flag in proc.stdout, flag
 
 

@@ -1,6 +1,7 @@
 // Aggregation forward/backward on the tape, built from the kernels' spmm,
 // segment_reduce and scatter_reduce (see aggregate.hpp for the strategy model).
 #include "edgewise/gnn/aggregate.hpp"
+#include "edgewise/gnn/aggregate_strategy.hpp"
 
 #include <atomic>
 #include <numeric>
@@ -131,14 +132,15 @@ Variable aggregate(const Graph& graph, const Variable& x, const AggregationOptio
     EW_REQUIRE(edge_weight.value().numel() == graph.num_edges(), kOp, ": edge_weight has ",
                edge_weight.value().numel(), " values for ", graph.num_edges(), " edges");
   }
-  const AggregationStrategy strategy = resolve_strategy(options, x.device());
   const VectorView<const float> weights = weights_of(graph, options, edge_weight);
+  const AggregationChoice choice = choose_aggregation(graph, x.value().cview(), weights, options);
+  const AggregationStrategy strategy = choice.strategy;
   const int64_t N = graph.num_nodes(), C = x.cols();
   Tensor out(N, C, x.device());
   IndexTensor arg;
   if (has_arg(options.op)) arg = IndexTensor(N, C, x.device());
   Context& ctx = context_for(x.device());
-  if (options.form == MessageForm::Fused && strategy == AggregationStrategy::Segment) {
+  if (choice.form == MessageForm::Fused && strategy == AggregationStrategy::Segment) {
     spmm<float, int32_t>(graph.offsets().view(), graph.sources().view(), weights, x.value().cview(), options.op,
                          out.view(), has_arg(options.op) ? arg.view() : MatrixView<int64_t>(), ctx);
   } else {
@@ -168,7 +170,7 @@ Variable aggregate_messages(const Graph& graph, const Variable& messages, const 
              " rows for ", graph.num_edges(), " edges");
   EW_REQUIRE(messages.device() == graph.device(), "aggregate_messages: messages are on ", messages.device().str(),
              " but the graph is on ", graph.device().str());
-  const AggregationStrategy strategy = resolve_strategy(options, messages.device());
+  const AggregationStrategy strategy = choose_message_reduction(graph, messages.cols(), options);
   Tensor out(graph.num_nodes(), messages.cols(), messages.device());
   IndexTensor arg;
   if (has_arg(options.op)) arg = IndexTensor(graph.num_nodes(), messages.cols(), messages.device());

@@ -20,6 +20,7 @@
 #include "run_length_encode/run_length_encode_core.hpp"
 
 namespace edgewise::rle_detail {
+namespace EW_CPU_ISA_NS {  // compiled once per ISA level (cpu_isa/dispatch.hpp)
 
 namespace {
 
@@ -233,4 +234,5 @@ EW_INSTANTIATE(int32_t)
 EW_INSTANTIATE(int64_t)
 #undef EW_INSTANTIATE
 
+}  // namespace EW_CPU_ISA_NS
 }  // namespace edgewise::rle_detail

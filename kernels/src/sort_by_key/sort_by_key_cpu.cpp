@@ -32,6 +32,7 @@
 #include "sort_by_key/sort_by_key_core.hpp"
 
 namespace edgewise::sort_by_key_detail {
+namespace EW_CPU_ISA_NS {  // compiled once per ISA level (cpu_isa/dispatch.hpp)
 
 namespace {
 
@@ -441,4 +442,5 @@ EW_INSTANTIATE(int32_t)
 EW_INSTANTIATE(int64_t)
 #undef EW_INSTANTIATE
 
+}  // namespace EW_CPU_ISA_NS
 }  // namespace edgewise::sort_by_key_detail

@@ -7,15 +7,17 @@
 //           the result is bitwise reproducible. Needs the CSR (a Graph has it).
 //  Scatter  one atomic per message into out[dst_e] (scatter_reduce): no sorting or
 //           preprocessing; on the GPU not bitwise reproducible for float sums.
-//  Auto     the cost model: Segment whenever determinism is requested (options or
-//           set_deterministic) or a CSR exists — a Graph always has one, and its
-//           cost (one sort) is paid once and reused every layer and epoch; Scatter
-//           only for one-shot COO aggregation (aggregate_coo), where sorting E edges
-//           for a single use costs more than the atomics it saves.
+//  Auto     Segment (reproducible; the CSR's one sort is paid once per graph) when
+//           the form is fixed, as in the default options; with MessageForm::Auto a
+//           cost model measured on the running machine picks strategy and form
+//           (aggregate_strategy.hpp: the model, its calibration, the opt-in
+//           benchmark mode, the measurements); only Segment candidates when
+//           determinism is requested (options or set_deterministic).
 // Forms: Fused (spmm: gather and reduce in one pass, the [E, C] message matrix never
 // exists) or Materialized (gather w_e * x[src_e] into [E, C], then segment_reduce or
 // scatter_reduce). Fused is the default; Materialized exists for comparison (memory,
-// speed) and for user-supplied per-edge messages (aggregate_messages).
+// speed) and for user-supplied per-edge messages (aggregate_messages); Auto lets the
+// measured cost model choose the form too.
 // Backward: sum/mean through the transposed CSR (spmm_backward), min/max routed
 // through the forward's arg (spmm_arg_backward); dL/d edge weights when they require grad.
 #pragma once
@@ -27,7 +29,7 @@
 namespace edgewise::gnn {
 
 enum class AggregationStrategy { Auto, Segment, Scatter };
-enum class MessageForm { Fused, Materialized };
+enum class MessageForm { Fused, Materialized, Auto };
 
 struct AggregationOptions {
   ReduceOp op = ReduceOp::Sum;
@@ -42,7 +44,8 @@ struct AggregationOptions {
 void set_deterministic(bool on) noexcept;
 bool deterministic() noexcept;
 
-// The strategy Auto resolves to for a Graph (documented above).
+// The strategy when no graph is at hand: Segment for Auto (aggregate() itself asks the
+// measured model, choose_aggregation in aggregate_strategy.hpp).
 AggregationStrategy resolve_strategy(const AggregationOptions& options, Device device);
 
 // Aggregates node features x [N, C] over the graph's edges. `edge_weight`, when

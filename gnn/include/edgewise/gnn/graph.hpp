@@ -29,6 +29,9 @@ struct TransposedCsr {
   Buffer<int64_t> edge_ids;      // [E]: the forward CSR position of each transposed edge
 };
 
+enum class Ordering : int;  // reorder.hpp
+struct ReorderedGraph;      // reorder.hpp
+
 class Graph {
  public:
   Graph() = default;
@@ -108,6 +111,9 @@ class Graph {
   // otherwise). Runs on the host; a graph on another device is refused
   // (std::invalid_argument): move it with to(Device::cpu()) first.
   std::vector<int64_t> find_edges(std::span<const int64_t> src, std::span<const int64_t> dst) const;
+  // The graph with its nodes relabelled for locality and the permutation used
+  // (reorder.hpp; edge weights follow their edges). Host-side, once per graph.
+  ReorderedGraph reorder(Ordering ordering) const;
 
   // A copy on `device` (same device: this graph).
   Graph to(Device device) const;

@@ -1,0 +1,112 @@
+// The measured Auto: how aggregate() resolves AggregationStrategy::Auto and
+// MessageForm::Auto for a graph, from measurements on the running machine.
+//
+// Candidates (aggregate()'s forward):
+//   Fused        + Segment  spmm over the CSR: gather and reduce in one pass.
+//   Materialized + Segment  gather w_e * x[src_e] into [E, C], then segment_reduce.
+//   Materialized + Scatter  the same gather, then scatter_reduce by destination
+//                           (atomics; not bitwise reproducible on CUDA).
+// (A Fused form has no Scatter variant: Scatter always materialises.)
+//
+// Cost model. Each candidate costs t = a * E + b * N (N nodes, E edges) from three
+// measured parts — fused spmm, the gather, the segment / scatter reduction — each
+// with its own (a, b). The constants are fitted per (device, feature width C,
+// reduction kind: sum-like or min/max with arg) by calibrate_aggregation(): every
+// part timed (minimum of 5 after a warm-up) on two synthetic power-law graphs with
+// the same N and average in-degree 2 and 32, then a = slope in E, b = what is left
+// per node (both clamped at >= 0). The graphs are sized so that the [E, C]
+// messages stay <= 16 MiB, so one calibration takes a few ms to tens of ms on a
+// CPU; the result is kept for the process (one per key; thread-safe). Auto keeps
+// the reproducible Segment path (Fused when the form allows) unless another
+// candidate is predicted faster by more than kAutoSwitchMargin for the graph's
+// (N, E): a two-graph fit on a busy machine is noisy, and a default that flips
+// between runs would cost reproducibility for a few percent.
+//
+// Requests win over the model: an explicit strategy (Segment / Scatter) fixes the
+// strategy; determinism (options.deterministic or set_deterministic) removes
+// Scatter from Auto's candidates. The model is consulted only when the form is
+// MessageForm::Auto (opt-in: --form auto). With a fixed form (the default options
+// say Fused) Auto stays the CSR Segment path: on a loaded host the calibrated
+// constants vary by up to 100x between runs (measured here, below), and a default
+// whose choice — and so whose float summation order — flips between processes
+// would break run-to-run reproducibility. Making Auto the default form is a
+// one-line change in AggregationOptions once calibrations are stable.
+//
+// Benchmark mode (opt-in, like cuDNN's benchmark flag): set_aggregation_benchmark(true)
+// or EDGEWISE_AGGREGATION_BENCHMARK=1 in the environment (read once). Then the first
+// aggregate() for each (graph id, C, op, device, constraints) times every allowed
+// candidate once on the real inputs and keeps the fastest; later calls reuse it.
+//
+// Measured here (edgewise-bench --filter aggregate-auto; 2 cores shared with a load
+// average of ~15, AVX-512, float): the fitted constants are noise-dominated — e.g.
+// fused spmm 0.76 to 51.6 ns per edge at C = 16..64 in one run — and the argmin
+// (before the margin) named fused/segment at C = 64 for every degree and at C = 16,
+// 256 for degree 2, and materialized/scatter at degree 10-32 for some (C, op) pairs,
+// varying between two runs of the same binary. No crossover could be established on
+// this host (no unloaded run was possible); on an idle CPU the fused spmm reads each gathered row
+// once while every materialized candidate writes and re-reads [E, C], so Fused +
+// Segment is expected to win wherever memory bandwidth bounds the op. The model is
+// meant for devices where that differs (GPU atomics, coalesced gathers), and
+// benchmark mode for graphs where its two-graph fit is off.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "edgewise/gnn/aggregate.hpp"
+
+namespace edgewise::gnn {
+
+// A candidate must be predicted this many times faster than the current pick to replace it.
+inline constexpr double kAutoSwitchMargin = 1.25;
+
+struct AggregationChoice {
+  AggregationStrategy strategy = AggregationStrategy::Segment;  // Segment or Scatter (never Auto)
+  MessageForm form = MessageForm::Fused;                         // Fused or Materialized (never Auto)
+  bool operator==(const AggregationChoice&) const = default;
+};
+std::string to_string(const AggregationChoice& choice);  // e.g. "fused/segment"
+
+// Cost of one part, in ns: a_per_edge * E + b_per_node * N.
+struct PartCost {
+  double per_edge_ns = 0;
+  double per_node_ns = 0;
+  double at(int64_t num_nodes, int64_t num_edges) const {
+    return per_edge_ns * static_cast<double>(num_edges) + per_node_ns * static_cast<double>(num_nodes);
+  }
+};
+
+struct AggregationCostModel {
+  PartCost fused;    // spmm
+  PartCost gather;   // w_e * x[src_e] -> [E, C]
+  PartCost segment;  // segment_reduce of [E, C] messages
+  PartCost scatter;  // scatter_reduce of [E, C] messages
+  double calibration_ms = 0;  // wall time the calibration took
+  // Predicted ns of a candidate on a graph of N nodes and E edges.
+  double predict(const AggregationChoice& choice, int64_t num_nodes, int64_t num_edges) const;
+};
+
+// Measures the model on `device` for width C and `op`'s kind (sum-like or with arg);
+// no caching (calibrated_cost_model caches). Throws std::invalid_argument for C < 1.
+AggregationCostModel calibrate_aggregation(Device device, int64_t width, ReduceOp op);
+// The model for (device, C, op kind), calibrated on first use and kept for the process.
+const AggregationCostModel& calibrated_cost_model(Device device, int64_t width, ReduceOp op);
+
+// Benchmark mode (see above).
+void set_aggregation_benchmark(bool on) noexcept;
+bool aggregation_benchmark() noexcept;
+
+// The candidate aggregate() runs for these inputs: x [N, C] on the graph's device,
+// `weights` the edge weights it will use ([E] in CSR order, or absent).
+AggregationChoice choose_aggregation(const Graph& graph, MatrixView<const float> x, VectorView<const float> weights,
+                                     const AggregationOptions& options);
+// The strategy aggregate_messages() uses for [E, C] messages (Segment or Scatter; the model only).
+AggregationStrategy choose_message_reduction(const Graph& graph, int64_t width, const AggregationOptions& options);
+
+// The winner benchmark mode stored for (graph id, C, op) on `device`, if any.
+std::optional<AggregationChoice> benchmarked_choice(uint64_t graph_id, int64_t width, ReduceOp op, Device device);
+// Forgets calibrations and benchmark winners (tests; after changing the machine's load).
+void clear_aggregation_caches();
+
+}  // namespace edgewise::gnn
