@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "edgewise/kernels/common/reduce_op.hpp"
@@ -16,6 +17,53 @@ struct ReduceResult {
   std::vector<int64_t> arg;  // [S, C]; -1 for empty segments (min/max only)
   std::vector<double> scale; // [S, C]; sum of |v| (sum), mean of |v| (mean), 0 otherwise
 };
+
+// sum / mean of column c over `rows`: floats in long double, integers wrapping like
+// the library's 64-bit accumulators.
+template <class T>
+void reduce_sum_or_mean(const std::vector<T>& values, int64_t C, const std::vector<int64_t>& rows, int64_t c,
+                        ReduceOp op, T& out, double& scale) {
+  long double fsum = 0;  // wider than every T, so a double input still has an independent oracle
+  double abs_sum = 0;
+  int64_t isum = 0;
+  uint64_t usum = 0;
+  for (int64_t row : rows) {
+    T v = values[row * C + c];
+    fsum += static_cast<long double>(v);
+    abs_sum += std::fabs(static_cast<double>(v));
+    if constexpr (std::is_integral_v<T>) {
+      isum += static_cast<int64_t>(v);
+      usum += static_cast<uint64_t>(v);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(rows.size());
+  const bool sum = op == ReduceOp::Sum;
+  if constexpr (std::is_floating_point_v<T>) {
+    out = static_cast<T>(sum ? fsum : fsum / static_cast<long double>(n));
+    scale = sum ? abs_sum : abs_sum / static_cast<double>(n);
+  } else if constexpr (std::is_signed_v<T>) {
+    out = static_cast<T>(sum ? isum : isum / n);  // C++20: wraps mod 2^32
+  } else {
+    out = static_cast<T>(sum ? usum : usum / static_cast<uint64_t>(n));
+  }
+}
+
+// min / max of column c over `rows`: the first strictly better element wins; NaN
+// beats every number.
+template <class T>
+void reduce_extremum(const std::vector<T>& values, int64_t C, const std::vector<int64_t>& rows, int64_t c,
+                     ReduceOp op, T& out, int64_t& arg) {
+  int64_t best = rows[0];
+  for (int64_t row : rows) {
+    T v = values[row * C + c];
+    T b = values[best * C + c];
+    bool v_nan = v != v, b_nan = b != b;
+    bool better = op == ReduceOp::Max ? (v > b) : (v < b);
+    if ((v_nan && !b_nan) || (!b_nan && better)) best = row;
+  }
+  out = values[best * C + c];
+  arg = best;
+}
 
 // Reduces `rows_of[s]` (the rows of output s, in increasing order) of values [M, C].
 template <class T>
@@ -31,39 +79,11 @@ ReduceResult<T> reduce_rows_ref(const std::vector<T>& values, int64_t C,
         r.out[o] = T(0);
         continue;
       }
-      if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
-        long double fsum = 0;  // wider than every T, so a double input still has an independent oracle
-        double abs_sum = 0;
-        int64_t isum = 0;
-        for (int64_t row : rows) {
-          T v = values[row * C + c];
-          fsum += static_cast<long double>(v);
-          abs_sum += std::fabs(static_cast<double>(v));
-          isum += static_cast<int64_t>(v);
-        }
-        const int64_t n = static_cast<int64_t>(rows.size());
-        if constexpr (std::is_floating_point_v<T>) {
-          r.out[o] = static_cast<T>(op == ReduceOp::Sum ? fsum : fsum / static_cast<long double>(n));
-          r.scale[o] = op == ReduceOp::Sum ? abs_sum : abs_sum / static_cast<double>(n);
-        } else if constexpr (std::is_signed_v<T>) {
-          r.out[o] = static_cast<T>(op == ReduceOp::Sum ? isum : isum / n);  // C++20: wraps mod 2^32
-        } else {
-          uint64_t usum = 0;
-          for (int64_t row : rows) usum += values[row * C + c];
-          r.out[o] = static_cast<T>(op == ReduceOp::Sum ? usum : usum / static_cast<uint64_t>(n));
-        }
-      } else {
-        // First strictly better element wins; NaN beats every number.
-        int64_t best = rows[0];
-        for (int64_t row : rows) {
-          T v = values[row * C + c];
-          T b = values[best * C + c];
-          bool v_nan = v != v, b_nan = b != b;
-          bool better = op == ReduceOp::Max ? (v > b) : (v < b);
-          if ((v_nan && !b_nan) || (!b_nan && better)) best = row;
-        }
-        r.out[o] = values[best * C + c];
-        r.arg[o] = best;
+      switch (op) {  // no default: an op missing here is a compile error (-Wswitch)
+        case ReduceOp::Sum:
+        case ReduceOp::Mean: reduce_sum_or_mean(values, C, rows, c, op, r.out[o], r.scale[o]); break;
+        case ReduceOp::Min:
+        case ReduceOp::Max: reduce_extremum(values, C, rows, c, op, r.out[o], r.arg[o]); break;
       }
     }
   }

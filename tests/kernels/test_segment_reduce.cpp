@@ -15,7 +15,7 @@ namespace edgewise::test {
 namespace {
 
 using SegmentReduceTest = DeviceTest;
-constexpr ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Min, ReduceOp::Max};
+constexpr auto& kOps = kAllReduceOps;
 
 // Runs segment_reduce on `device` with poisoned outputs; returns (out, arg) on the host.
 template <class T>

@@ -9,6 +9,15 @@
 
 namespace edgewise::detail {
 
+template <class T>
+int64_t view_elements(const VectorView<T>& v) {
+  return v.size;
+}
+template <class T>
+int64_t view_elements(const MatrixView<T>& m) {
+  return m.size();
+}
+
 // `name` must live on ctx.device(): views never move implicitly between devices;
 // and that device must be usable here (require_available).
 void require_device(const char* op, const char* name, Device actual, const Context& ctx);
@@ -22,6 +31,13 @@ void validate_offsets(const char* op, const char* name, VectorView<const int64_t
 // `a` ([a_bytes] at a_data) and `b`. Empty views never overlap.
 void require_disjoint(const char* op, const char* a_name, const void* a_data, std::size_t a_bytes,
                       const char* b_name, const void* b_data, std::size_t b_bytes);
+
+// require_disjoint for views (VectorView / MatrixView, any element types).
+template <class A, class B>
+void require_disjoint_views(const char* op, const char* a_name, const A& a, const char* b_name, const B& b) {
+  require_disjoint(op, a_name, a.data, static_cast<std::size_t>(view_elements(a)) * sizeof(*a.data), b_name, b.data,
+                   static_cast<std::size_t>(view_elements(b)) * sizeof(*b.data));
+}
 
 // CUDA half of validate_offsets: index of the first bad offset, or -1.
 int64_t first_bad_offset_cuda(VectorView<const int64_t> offsets, int64_t rows, Context& ctx);

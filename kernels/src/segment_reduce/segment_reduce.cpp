@@ -33,7 +33,15 @@ void check_arguments(MatrixView<const T> values, VectorView<const int64_t> offse
                out.cols, "] like out (got [", arg.rows, ", ", arg.cols, "])");
     require_device(kOp, "arg", arg.device, ctx);
   }
-  if (ctx.validate) detail::validate_offsets(kOp, "offsets", offsets, values.rows, ctx);
+  if (ctx.validate) {
+    detail::validate_offsets(kOp, "offsets", offsets, values.rows, ctx);
+    using detail::require_disjoint_views;
+    require_disjoint_views(kOp, "out", out, "values", values);
+    require_disjoint_views(kOp, "out", out, "offsets", offsets);
+    require_disjoint_views(kOp, "arg", arg, "values", values);
+    require_disjoint_views(kOp, "arg", arg, "offsets", offsets);
+    require_disjoint_views(kOp, "out", out, "arg", arg);
+  }
 }
 }  // namespace
 
