@@ -2,8 +2,10 @@
 // Float sums accumulate in double; `scale` (sum of |v| per output) sizes tolerances.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -48,6 +50,34 @@ void reduce_sum_or_mean(const std::vector<T>& values, int64_t C, const std::vect
   }
 }
 
+// The product of column c over `rows`: floats in long double, integers modulo 2^64
+// (so the 32-bit output wraps). scale = n * prod |v|, the size of a float product's
+// rounding error over n factors; infinite (anything goes) when a partial product of
+// the nonzero factors can leave T's range, since overflow then depends on the order
+// (inf, or NaN when a 0 comes after an inf); NaN factors make it NaN either way.
+template <class T>
+void reduce_product(const std::vector<T>& values, int64_t C, const std::vector<int64_t>& rows, int64_t c, T& out,
+                    double& scale) {
+  long double product = 1;
+  long double subset_bound = 1;  // bounds |product| of any subset of the factors
+  uint64_t uproduct = 1;
+  for (int64_t row : rows) {
+    const T v = values[row * C + c];
+    product *= static_cast<long double>(v);
+    subset_bound *= std::max(1.0L, std::fabs(static_cast<long double>(v)));
+    if constexpr (std::is_integral_v<T>) uproduct *= static_cast<uint64_t>(static_cast<int64_t>(v));
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    out = static_cast<T>(product);
+    const long double limit = static_cast<long double>(std::numeric_limits<T>::max());
+    scale = !(subset_bound <= limit) ? std::numeric_limits<double>::infinity()
+                                      : static_cast<double>(rows.size()) * static_cast<double>(std::fabs(product));
+  } else {
+    out = static_cast<T>(uproduct);
+    scale = 0;
+  }
+}
+
 // min / max of column c over `rows`: the first strictly better element wins; NaN
 // beats every number.
 template <class T>
@@ -76,7 +106,7 @@ ReduceResult<T> reduce_rows_ref(const std::vector<T>& values, int64_t C,
     for (int64_t c = 0; c < C; ++c) {
       const int64_t o = s * C + c;
       if (rows.empty()) {
-        r.out[o] = T(0);
+        r.out[o] = T(op == ReduceOp::Mul ? 1 : 0);  // the empty product is 1 (torch_scatter)
         continue;
       }
       switch (op) {  // no default: an op missing here is a compile error (-Wswitch)
@@ -84,6 +114,7 @@ ReduceResult<T> reduce_rows_ref(const std::vector<T>& values, int64_t C,
         case ReduceOp::Mean: reduce_sum_or_mean(values, C, rows, c, op, r.out[o], r.scale[o]); break;
         case ReduceOp::Min:
         case ReduceOp::Max: reduce_extremum(values, C, rows, c, op, r.out[o], r.arg[o]); break;
+        case ReduceOp::Mul: reduce_product(values, C, rows, c, r.out[o], r.scale[o]); break;
       }
     }
   }

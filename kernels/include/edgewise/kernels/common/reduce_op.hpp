@@ -16,7 +16,8 @@ namespace edgewise {
   X(Sum, "sum", "add")     \
   X(Mean, "mean", "mean")  \
   X(Min, "min", "amin")    \
-  X(Max, "max", "amax")
+  X(Max, "max", "amax")    \
+  X(Mul, "mul", "prod")
 
 #define EW_REDUCE_OP_ENUMERATOR(Name, name, alias) Name,
 enum class ReduceOp : int { EW_REDUCE_OPS(EW_REDUCE_OP_ENUMERATOR) };

@@ -204,6 +204,33 @@ struct Reducer<ReduceOp::Min, T> : ExtremumReducer<false, T> {};
 template <class T>
 struct Reducer<ReduceOp::Max, T> : ExtremumReducer<true, T> {};
 
+// mul, torch_scatter's: the running product. An empty reduction writes 1 (the
+// empty product; torch_scatter's scatter_mul starts its output at ones). Integers
+// multiply modulo 2^64 in the wide accumulator, which truncates to the wrapping
+// 32-bit product. Its gradient is y / m (torch_scatter's rule).
+template <class T>
+struct Reducer<ReduceOp::Mul, T> : ArglessReducer<Reducer<ReduceOp::Mul, T>, typename WideAccumulator<T>::type> {
+  using Acc = typename WideAccumulator<T>::type;
+  static constexpr bool kFinalizeUsesCount = false;
+  static constexpr ScatterKind kScatter = ScatterKind::CasLoop;
+  static constexpr BackwardRule kBackward = BackwardRule::Product;
+  EW_HD_INLINE static Acc identity() { return Acc(1); }
+  EW_HD_INLINE static void accumulate(Acc& acc, T v) { acc = multiply(acc, static_cast<Acc>(v)); }
+  using ArglessReducer<Reducer<ReduceOp::Mul, T>, Acc>::accumulate;
+  EW_HD_INLINE static void merge_values(Acc& acc, Acc b) { acc = multiply(acc, b); }
+  EW_HD_INLINE static T finalize(Acc acc, int64_t) { return static_cast<T>(acc); }
+
+ private:
+  // Unsigned for integers: signed overflow is undefined, the modular product is not.
+  EW_HD_INLINE static Acc multiply(Acc a, Acc b) {
+    if constexpr (std::is_integral_v<Acc>) {
+      return static_cast<Acc>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    } else {
+      return a * b;
+    }
+  }
+};
+
 // The trait's backward rule for a runtime op.
 inline BackwardRule backward_rule(ReduceOp op) noexcept {
   return visit_reduce_op(op, [](auto tag) { return Reducer<decltype(tag)::value, float>::kBackward; });
