@@ -349,6 +349,24 @@ TEST_P(ScatterReduceTest, IntegerExtremesWrappingSumsAndTruncatingMeans) {
   }
 }
 
+// mul through the scatter path (CPU partials, CUDA atomicCAS loop): empty outputs
+// get 1, zeros give 0, int32 wraps, and float products near 1 match the oracle.
+TEST_P(ScatterReduceTest, MulFollowsTorchScatterSemantics) {
+  auto [out, none] = run_scatter(device(), std::vector<float>{2, 0, 3, 5}, 1, std::vector<int32_t>{0, 2, 0, 2}, 3,
+                                 ReduceOp::Mul, false);
+  EXPECT_EQ(out, (std::vector<float>{6, 1, 0}));
+  auto [wrapped, none2] = run_scatter(device(), std::vector<int32_t>{65536, -3, 65536}, 1,
+                                      std::vector<int32_t>{0, 1, 0}, 2, ReduceOp::Mul, false);
+  EXPECT_EQ(wrapped, (std::vector<int32_t>{0, -3}));
+  auto rng = rng_for(41);
+  const int64_t M = 20000, S = 300;
+  for (int64_t C : {1, 16}) {
+    auto index = make_index<int64_t>(rng, IndexRegime::PowerLaw, M, S);
+    auto values = random_values<float>(rng, M * C, 0.999, 1.001);
+    expect_matches_reference(device(), values, C, index, S, ReduceOp::Mul, detail::concat("C=", C));
+  }
+}
+
 // Min/max (value and arg) and integer sums never depend on the order of work;
 // float sums are identical across runs (CPU: with the same thread count).
 TEST_P(ScatterReduceTest, ResultsAreReproducible) {

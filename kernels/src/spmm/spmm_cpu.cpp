@@ -3,14 +3,10 @@
 // Gathers are latency-bound, not bandwidth-bound, so the loop over a row's edges
 // prefetches the gathered rows kPrefetchEdges edges ahead, and the feature width is a
 // compile-time constant for the common widths (the accumulators stay in registers).
-// Each destination row is reduced by one thread in edge order: outputs need no
-// atomics, and the summation order never depends on the thread count. The rows are cut
-// into contiguous chunks of equal cost (edges + a per-row overhead, found by binary
-// search on the offsets), so skewed degrees balance by edges, not rows; threads take
-// chunks dynamically. Rows longer than a fixed piece (in elements) are cut into pieces
-// reduced in parallel and merged in piece order — a hub cannot serialise one thread,
-// and because the piece size is fixed the result stays bitwise identical at any
-// thread count.
+// Work distribution is the engine's shared scheduler (gather_reduce/gather_reduce_cpu.hpp,
+// also segment_reduce's): rows balanced by edges in chunks taken dynamically, hubs cut
+// into fixed pieces merged in order. Each destination row is reduced by one thread in
+// edge order: no atomics, and results are bitwise identical at any thread count.
 #include <omp.h>
 
 #include <algorithm>
