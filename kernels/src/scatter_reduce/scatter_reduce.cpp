@@ -44,12 +44,9 @@ void check_arguments(MatrixView<const T> values, VectorView<const I> index, Redu
              kPackedMaxRow + 1);
   if (ctx.validate) {
     if (index.size > 0) detail::validate_index_range(kOp, "index", index, out.rows, nullptr, ctx);
-    using detail::require_disjoint_views;
-    require_disjoint_views(kOp, "out", out, "values", values);
-    require_disjoint_views(kOp, "out", out, "index", index);
-    require_disjoint_views(kOp, "arg", arg, "values", values);
-    require_disjoint_views(kOp, "arg", arg, "index", index);
-    require_disjoint_views(kOp, "out", out, "arg", arg);
+    using detail::named;
+    detail::require_outputs_disjoint(kOp, {named("out", out), named("arg", arg)},
+                                     {named("values", values), named("index", index)});
   }
 }
 }  // namespace

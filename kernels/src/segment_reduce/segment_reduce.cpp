@@ -35,12 +35,9 @@ void check_arguments(MatrixView<const T> values, VectorView<const int64_t> offse
   }
   if (ctx.validate) {
     detail::validate_offsets(kOp, "offsets", offsets, values.rows, ctx);
-    using detail::require_disjoint_views;
-    require_disjoint_views(kOp, "out", out, "values", values);
-    require_disjoint_views(kOp, "out", out, "offsets", offsets);
-    require_disjoint_views(kOp, "arg", arg, "values", values);
-    require_disjoint_views(kOp, "arg", arg, "offsets", offsets);
-    require_disjoint_views(kOp, "out", out, "arg", arg);
+    using detail::named;
+    detail::require_outputs_disjoint(kOp, {named("out", out), named("arg", arg)},
+                                     {named("values", values), named("offsets", offsets)});
   }
 }
 }  // namespace

@@ -110,19 +110,10 @@ void spmm(VectorView<const int64_t> offsets, VectorView<const I> indices, Vector
     if (weights.present() && indirect) {
       validate_index_range(kOp, "weight_ids", options.weight_ids, weights.size, "the elements of weights", ctx);
     }
-    // Outputs must not overlap any input or each other.
-    using detail::require_disjoint_views;
-    require_disjoint_views(kOp, "out", out, "x", x);
-    require_disjoint_views(kOp, "arg", arg, "x", x);
-    require_disjoint_views(kOp, "out", out, "offsets", offsets);
-    require_disjoint_views(kOp, "out", out, "indices", indices);
-    require_disjoint_views(kOp, "out", out, "weights", weights);
-    require_disjoint_views(kOp, "out", out, "weight_ids", options.weight_ids);
-    require_disjoint_views(kOp, "arg", arg, "offsets", offsets);
-    require_disjoint_views(kOp, "arg", arg, "indices", indices);
-    require_disjoint_views(kOp, "arg", arg, "weights", weights);
-    require_disjoint_views(kOp, "arg", arg, "weight_ids", options.weight_ids);
-    require_disjoint_views(kOp, "out", out, "arg", arg);
+    using detail::named;
+    detail::require_outputs_disjoint(kOp, {named("out", out), named("arg", arg)},
+                                     {named("x", x), named("offsets", offsets), named("indices", indices),
+                                      named("weights", weights), named("weight_ids", options.weight_ids)});
   }
   if (out.size() == 0) return;
 
@@ -181,12 +172,11 @@ int64_t check_transposed(const char* op, VectorView<const int64_t> t_offsets, Ve
     detail::validate_offsets(op, "t_offsets", t_offsets, E, ctx);
     validate_index_range(op, "t_indices", t_indices, grad_out.rows, "the rows of grad_out", ctx);
     if (t_edge_ids.present()) validate_index_range(op, "t_edge_ids", t_edge_ids, E, "the edges", ctx);
-    using detail::require_disjoint_views;
-    require_disjoint_views(op, "grad_x", grad_x, "grad_out", grad_out);
-    require_disjoint_views(op, "grad_x", grad_x, "t_offsets", t_offsets);
-    require_disjoint_views(op, "grad_x", grad_x, "t_indices", t_indices);
-    require_disjoint_views(op, "grad_x", grad_x, "t_edge_ids", t_edge_ids);
-    require_disjoint_views(op, "grad_x", grad_x, "weights", weights);
+    using detail::named;
+    detail::require_outputs_disjoint(op, {named("grad_x", grad_x)},
+                                     {named("grad_out", grad_out), named("t_offsets", t_offsets),
+                                      named("t_indices", t_indices), named("t_edge_ids", t_edge_ids),
+                                      named("weights", weights)});
   }
   return E;
 }
@@ -275,12 +265,10 @@ void spmm_weight_backward(VectorView<const int64_t> offsets, VectorView<const I>
   if (ctx.validate) {
     detail::validate_offsets(kOp, "offsets", offsets, E, ctx);
     validate_index_range(kOp, "indices", indices, x.rows, "the rows of x", ctx);
-    using detail::require_disjoint_views;
-    require_disjoint_views(kOp, "grad_w", grad_w, "x", x);
-    require_disjoint_views(kOp, "grad_w", grad_w, "grad_out", grad_out);
-    require_disjoint_views(kOp, "grad_w", grad_w, "offsets", offsets);
-    require_disjoint_views(kOp, "grad_w", grad_w, "indices", indices);
-    require_disjoint_views(kOp, "grad_w", grad_w, "arg", arg);
+    using detail::named;
+    detail::require_outputs_disjoint(kOp, {named("grad_w", grad_w)},
+                                     {named("x", x), named("grad_out", grad_out), named("offsets", offsets),
+                                      named("indices", indices), named("arg", arg)});
   }
   if (E == 0) return;
   if (ctx.device().is_cpu()) {
