@@ -114,43 +114,52 @@ void run_balanced(const int64_t* off, int64_t rows, int64_t cols, int64_t piece_
   }
 
   const int64_t chunks = chunk_count(off, rows, hubs, parallel);
+  auto run_item = [&](typename Fold::Local& local, int64_t item) {
+    if (item < chunks) {
+      const auto [first, last] = chunk_rows(off, rows, hubs, item, chunks);
+      const int64_t prefetch_end = off[last];
+      for (int64_t s = first; s < last; ++s) {
+        if (off[s + 1] - off[s] > piece_edges) continue;  // a hub: done in pieces
+        fold.row(local, s, off[s], off[s + 1], prefetch_end);
+      }
+    } else {
+      const int64_t p = item - chunks;
+      int64_t position = 0, rank = 0;
+      locate_piece(hubs.piece_start.data(), hub_count, p, position, rank);
+      const int64_t s = hubs.rows[position];
+      const int64_t begin = off[s] + rank * piece_edges;
+      const int64_t end = std::min(off[s + 1], begin + piece_edges);
+      fold.piece(local, begin, end, piece_acc + p * cols, kArg ? piece_arg + p * cols : nullptr);
+    }
+  };
+  const int64_t items = chunks + total_pieces;
 #pragma omp parallel if (parallel)
   {
     typename Fold::Local local(fold);
+    if (hub_count == 0) {
+      // No hubs: no merge phase, so no barrier but the region's own (on a busy
+      // machine every extra barrier can cost a scheduler time slice).
+#pragma omp for schedule(dynamic, 1) nowait
+      for (int64_t item = 0; item < items; ++item) run_item(local, item);
+    } else {
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t item = 0; item < chunks + total_pieces; ++item) {
-      if (item < chunks) {
-        const auto [first, last] = chunk_rows(off, rows, hubs, item, chunks);
-        const int64_t prefetch_end = off[last];
-        for (int64_t s = first; s < last; ++s) {
-          if (off[s + 1] - off[s] > piece_edges) continue;  // a hub: done in pieces
-          fold.row(local, s, off[s], off[s + 1], prefetch_end);
-        }
-      } else {
-        const int64_t p = item - chunks;
-        int64_t position = 0, rank = 0;
-        locate_piece(hubs.piece_start.data(), hub_count, p, position, rank);
-        const int64_t s = hubs.rows[position];
-        const int64_t begin = off[s] + rank * piece_edges;
-        const int64_t end = std::min(off[s + 1], begin + piece_edges);
-        fold.piece(local, begin, end, piece_acc + p * cols, kArg ? piece_arg + p * cols : nullptr);
-      }
-    }
+      for (int64_t item = 0; item < items; ++item) run_item(local, item);
 
-    // Then each hub's partials merge in piece order.
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < hub_count; ++i) {
-      const int64_t s = hubs.rows[i];
-      const int64_t count = off[s + 1] - off[s];
-      const int64_t first_piece = hubs.piece_start[i];
-      for (int64_t c = 0; c < cols; ++c) {
-        Acc a = piece_acc[first_piece * cols + c];
-        int64_t at = kArg ? piece_arg[first_piece * cols + c] : -1;
-        for (int64_t p = first_piece + 1; p < hubs.piece_start[i + 1]; ++p) {
-          R::template combine<kArg>(a, at, piece_acc[p * cols + c], kArg ? piece_arg[p * cols + c] : -1);
+      // Then each hub's partials merge in piece order.
+#pragma omp for schedule(static) nowait
+      for (int64_t i = 0; i < hub_count; ++i) {
+        const int64_t s = hubs.rows[i];
+        const int64_t count = off[s + 1] - off[s];
+        const int64_t first_piece = hubs.piece_start[i];
+        for (int64_t c = 0; c < cols; ++c) {
+          Acc a = piece_acc[first_piece * cols + c];
+          int64_t at = kArg ? piece_arg[first_piece * cols + c] : -1;
+          for (int64_t p = first_piece + 1; p < hubs.piece_start[i + 1]; ++p) {
+            R::template combine<kArg>(a, at, piece_acc[p * cols + c], kArg ? piece_arg[p * cols + c] : -1);
+          }
+          out[s * cols + c] = R::finalize(a, count);
+          if constexpr (kArg) arg[s * cols + c] = count > 0 ? at : -1;
         }
-        out[s * cols + c] = R::finalize(a, count);
-        if constexpr (kArg) arg[s * cols + c] = count > 0 ? at : -1;
       }
     }
   }
