@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
-#include "edgewise/kernels/common/reduce_op.hpp"
+#include "edgewise/kernels/common/reducer.hpp"
 #include "segment_reduce_ref.hpp"
 
 namespace edgewise::reference {
@@ -64,20 +66,34 @@ TransposedRef<I> transpose_ref(const std::vector<int64_t>& offsets, const std::v
 
 // dL/dx of spmm for every op, in double: each forward edge e (v <- src) sends
 // w_e * grad_out[v] (sum), / deg(v) (mean), or only where arg[v, c] == e (min/max).
+// The op's backward rule, for the rules these oracles cover (sum, mean, arg); any
+// other rule throws rather than being computed as one of them.
+inline BackwardRule checked_backward_rule(ReduceOp op) {
+  const BackwardRule rule = backward_rule(op);
+  switch (rule) {
+    case BackwardRule::Sum:
+    case BackwardRule::Mean:
+    case BackwardRule::Arg: return rule;
+    case BackwardRule::Product: break;
+  }
+  throw std::invalid_argument("spmm backward oracle: no oracle for op " + std::string(to_string(op)));
+}
+
 template <class T, class I>
 std::vector<double> spmm_grad_x_ref(const std::vector<int64_t>& offsets, const std::vector<I>& indices,
                                     const std::vector<T>& weights, const std::vector<T>& grad_out,
                                     const std::vector<int64_t>& arg, int64_t N, int64_t C, ReduceOp op) {
+  const BackwardRule rule = checked_backward_rule(op);
   std::vector<double> grad_x(static_cast<size_t>(N * C), 0.0);
   const int64_t S = static_cast<int64_t>(offsets.size()) - 1;
   for (int64_t v = 0; v < S; ++v) {
     const int64_t degree = offsets[v + 1] - offsets[v];
     for (int64_t e = offsets[v]; e < offsets[v + 1]; ++e) {
       double w = weights.empty() ? 1.0 : static_cast<double>(weights[e]);
-      if (op == ReduceOp::Mean) w /= static_cast<double>(degree);
+      if (rule == BackwardRule::Mean) w /= static_cast<double>(degree);
       const int64_t u = static_cast<int64_t>(indices[e]);
       for (int64_t c = 0; c < C; ++c) {
-        if (has_arg(op) && arg[v * C + c] != e) continue;
+        if (rule == BackwardRule::Arg && arg[v * C + c] != e) continue;
         grad_x[u * C + c] += w * static_cast<double>(grad_out[v * C + c]);
       }
     }
@@ -91,6 +107,7 @@ template <class T, class I>
 std::vector<double> spmm_grad_w_ref(const std::vector<int64_t>& offsets, const std::vector<I>& indices,
                                     const std::vector<T>& x, const std::vector<T>& grad_out,
                                     const std::vector<int64_t>& arg, int64_t C, ReduceOp op) {
+  const BackwardRule rule = checked_backward_rule(op);
   std::vector<double> grad_w(indices.size(), 0.0);
   const int64_t S = static_cast<int64_t>(offsets.size()) - 1;
   for (int64_t v = 0; v < S; ++v) {
@@ -98,10 +115,10 @@ std::vector<double> spmm_grad_w_ref(const std::vector<int64_t>& offsets, const s
     for (int64_t e = offsets[v]; e < offsets[v + 1]; ++e) {
       double dot = 0;
       for (int64_t c = 0; c < C; ++c) {
-        if (has_arg(op) && arg[v * C + c] != e) continue;
+        if (rule == BackwardRule::Arg && arg[v * C + c] != e) continue;
         dot += static_cast<double>(grad_out[v * C + c]) * static_cast<double>(x[static_cast<int64_t>(indices[e]) * C + c]);
       }
-      grad_w[e] = op == ReduceOp::Mean ? dot / static_cast<double>(degree) : dot;
+      grad_w[e] = rule == BackwardRule::Mean ? dot / static_cast<double>(degree) : dot;
     }
   }
   return grad_w;

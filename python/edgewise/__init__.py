@@ -11,6 +11,7 @@ from ._edgewise import (  # noqa: F401
     cuda_built,
     cuda_device_count,
     offsets_from_keys,
+    reduce_ops,
     run_length_encode,
     scatter_reduce,
     galloping_search,

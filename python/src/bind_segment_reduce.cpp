@@ -1,5 +1,9 @@
 // Python binding of segment_reduce (NumPy or DLPack arrays, CPU or CUDA; array_interop.hpp).
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
 
 #include "array_interop.hpp"
 #include "edgewise/kernels/segment_reduce.hpp"
@@ -55,6 +59,15 @@ py::object segment_reduce_py(const py::object& values_in, const py::object& offs
 }  // namespace
 
 void register_segment_reduce(py::module_& m) {
+  m.def(
+      "reduce_ops",
+      [] {
+        std::vector<std::string> names;
+        for (ReduceOp op : kAllReduceOps) names.emplace_back(to_string(op));
+        return names;
+      },
+      R"doc(The names of the reductions segment_reduce, scatter_reduce and spmm accept
+(one list in the library; each also has an alias, e.g. "add" for "sum").)doc");
   m.def("segment_reduce", &segment_reduce_py, py::arg("values"), py::arg("offsets"), py::arg("op") = "sum",
         py::arg("return_arg") = false,
         R"doc(Reduce the rows of each offset-delimited segment.
@@ -62,7 +75,8 @@ void register_segment_reduce(py::module_& m) {
 values: float32, float64, int32 or uint32 array [M] or [M, C]. offsets: integer
     array [S+1], offsets[0] == 0, offsets[S] == M, nondecreasing; segment s is rows
     offsets[s]:offsets[s+1].
-op: "sum", "mean", "min" or "max". An empty segment gives 0 (arg -1). Float sums
+op: a name of reduce_ops(): "sum", "mean", "min", "max", ... An empty segment gives
+    the op's empty value (0 for sum/mean/min/max; arg -1). Float sums
     accumulate in the input's precision in a fixed order (bitwise reproducible).
 return_arg: for min/max also return the row of each winner (ties -> lower row).
 Returns out [S] or [S, C] of values' dtype (and arg, int64, same shape).

@@ -18,7 +18,7 @@ namespace edgewise::test {
 namespace {
 
 using ScatterReduceTest = DeviceTest;
-constexpr ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Min, ReduceOp::Max};
+constexpr auto& kOps = kAllReduceOps;
 
 // Runs scatter_reduce on `device` with poisoned outputs; returns (out, arg) on the host.
 template <class T, class I>
@@ -277,10 +277,12 @@ TEST_P(ScatterReduceTest, TiesGoToTheLowerRowAndUnreachedOutputsWriteZeroAndMinu
   EXPECT_EQ(sum, (std::vector<float>{21, 0, 19}));
 }
 
-TEST_P(ScatterReduceTest, NoRowsWritesZerosEverywhere) {
+// Every output gets the op's empty value (the oracle's: 0 for sum/mean/min/max).
+TEST_P(ScatterReduceTest, NoRowsWritesTheEmptyValueEverywhere) {
   for (ReduceOp op : kOps) {
     auto [out, arg] = run_scatter(device(), std::vector<float>{}, 3, std::vector<int32_t>{}, 4, op, has_arg(op));
-    EXPECT_EQ(out, std::vector<float>(12, 0.0f)) << to_string(op);
+    const auto empty = reference::scatter_reduce_ref(std::vector<float>{}, 3, std::vector<int32_t>{}, 4, op).out;
+    EXPECT_EQ(out, empty) << to_string(op);
     if (has_arg(op)) {
       EXPECT_EQ(arg, std::vector<int64_t>(12, -1));
     }
@@ -347,6 +349,24 @@ TEST_P(ScatterReduceTest, IntegerExtremesWrappingSumsAndTruncatingMeans) {
   }
 }
 
+// mul through the scatter path (CPU partials, CUDA atomicCAS loop): empty outputs
+// get 1, zeros give 0, int32 wraps, and float products near 1 match the oracle.
+TEST_P(ScatterReduceTest, MulFollowsTorchScatterSemantics) {
+  auto [out, none] = run_scatter(device(), std::vector<float>{2, 0, 3, 5}, 1, std::vector<int32_t>{0, 2, 0, 2}, 3,
+                                 ReduceOp::Mul, false);
+  EXPECT_EQ(out, (std::vector<float>{6, 1, 0}));
+  auto [wrapped, none2] = run_scatter(device(), std::vector<int32_t>{65536, -3, 65536}, 1,
+                                      std::vector<int32_t>{0, 1, 0}, 2, ReduceOp::Mul, false);
+  EXPECT_EQ(wrapped, (std::vector<int32_t>{0, -3}));
+  auto rng = rng_for(41);
+  const int64_t M = 20000, S = 300;
+  for (int64_t C : {1, 16}) {
+    auto index = make_index<int64_t>(rng, IndexRegime::PowerLaw, M, S);
+    auto values = random_values<float>(rng, M * C, 0.999, 1.001);
+    expect_matches_reference(device(), values, C, index, S, ReduceOp::Mul, detail::concat("C=", C));
+  }
+}
+
 // Min/max (value and arg) and integer sums never depend on the order of work;
 // float sums are identical across runs (CPU: with the same thread count).
 TEST_P(ScatterReduceTest, ResultsAreReproducible) {
@@ -357,7 +377,7 @@ TEST_P(ScatterReduceTest, ResultsAreReproducible) {
   for (ReduceOp op : kOps) {
     auto [out0, arg0] = run_scatter(device(), values, C, index, S, op, has_arg(op));
     auto [out1, arg1] = run_scatter(device(), values, C, index, S, op, has_arg(op));
-    if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
+    if (!has_arg(op)) {
       if (device().is_cpu()) {
         EXPECT_EQ(std::memcmp(out0.data(), out1.data(), out0.size() * sizeof(float)), 0) << to_string(op);
       }

@@ -15,7 +15,7 @@ namespace edgewise::test {
 namespace {
 
 using SegmentReduceTest = DeviceTest;
-constexpr ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Min, ReduceOp::Max};
+constexpr auto& kOps = kAllReduceOps;
 
 // Runs segment_reduce on `device` with poisoned outputs; returns (out, arg) on the host.
 template <class T>
@@ -88,6 +88,34 @@ TEST_P(SegmentReduceTest, Float64MatchesReferenceInEveryRegime) { sweep_regimes<
 // float64 accumulates in float64: non-integer values in every width (the CUDA
 // driver's two-double vector loads need C % 2 == 0), a hub cut into pieces, NaN,
 // ties and a value float32 cannot hold.
+// mul (torch_scatter's): the empty product is 1, a zero anywhere gives 0, int32
+// products wrap modulo 2^32, and float products of factors near 1 (finite in any
+// order) match the long double oracle in every regime, through hubs cut in pieces.
+TEST_P(SegmentReduceTest, MulFollowsTorchScatterSemantics) {
+  auto [out, none] = run_segment_reduce(device(), std::vector<float>{2, 3, 0, 5, -1.5f}, 1, {0, 2, 2, 4, 5},
+                                        ReduceOp::Mul, false);
+  EXPECT_EQ(out, (std::vector<float>{6, 1, 0, -1.5f}));
+  const std::vector<int32_t> big = {65536, 65536, 3, -7, 46341, 46341};
+  auto [wrapped, none2] = run_segment_reduce(device(), big, 1, {0, 2, 6}, ReduceOp::Mul, false);
+  const uint64_t second = uint64_t{3} * static_cast<uint64_t>(int64_t{-7}) * 46341u * 46341u;
+  EXPECT_EQ(wrapped, (std::vector<int32_t>{0, static_cast<int32_t>(static_cast<uint32_t>(second))}));
+  auto rng = rng_for(40);
+  for (Regime regime : {Regime::Uniform, Regime::OneHub, Regime::PowerLaw, Regime::SparseEmpty}) {
+    for (int64_t C : {1, 4, 16, 67}) {
+      auto offsets = offsets_from_lengths(segment_lengths(rng, regime, 97, 6));
+      auto values = random_values<float>(rng, offsets.back() * C, 0.97, 1.03);
+      expect_matches_reference(device(), values, C, offsets, ReduceOp::Mul,
+                               detail::concat("regime=", regime_name(regime), " C=", C));
+      auto wide = random_values<double>(rng, offsets.back() * C, 0.9, 1.1);
+      expect_matches_reference(device(), wide, C, offsets, ReduceOp::Mul, "float64");
+    }
+  }
+  const int64_t hub = (int64_t{1} << 20) / 2 + 33;
+  auto offsets = offsets_from_lengths({3, hub, 0, 2});
+  auto values = random_values<double>(rng, offsets.back() * 2, 0.999, 1.001);
+  expect_matches_reference(device(), values, 2, offsets, ReduceOp::Mul, "float64 hub", 1e-9);
+}
+
 TEST_P(SegmentReduceTest, Float64KeepsDoublePrecisionEverywhere) {
   auto rng = rng_for(32);
   for (int64_t C : {1, 2, 3, 4, 16, 129}) {

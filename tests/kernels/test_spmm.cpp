@@ -19,7 +19,7 @@ namespace edgewise::test {
 namespace {
 
 using SpmmTest = DeviceTest;
-constexpr ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Min, ReduceOp::Max};
+constexpr auto& kOps = kAllReduceOps;
 constexpr int64_t kWidths[] = {1, 2, 3, 4, 8, 16, 17, 32, 64, 128, 129};
 
 // A CSR graph: S destination rows, N source rows, E edges.
@@ -401,6 +401,7 @@ void check_backward(Device device, const Csr<I>& g, int64_t C, std::mt19937_64& 
   auto w = random_values<T>(rng, g.edges(), -1, 1);
   auto grad_out = random_values<T>(rng, g.rows() * C, -1, 1);
   for (ReduceOp op : kOps) {
+    if (!spmm_has_backward(op)) continue;
     for (bool weighted : {false, true}) {
       SCOPED_TRACE(label + " C=" + std::to_string(C) + " op=" + std::string(to_string(op)) +
                    (weighted ? " weighted" : " unweighted"));
@@ -474,6 +475,7 @@ TEST_P(SpmmTest, GradientsMatchFiniteDifferences) {
   };
   const double h = 1e-6;
   for (ReduceOp op : kOps) {
+    if (!spmm_has_backward(op)) continue;
     SCOPED_TRACE(std::string(to_string(op)));
     std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
     auto fwd = reference::spmm_ref(g.offsets, g.indices, w, x, C, op);
@@ -510,6 +512,7 @@ TEST_P(SpmmTest, BackwardIsBitwiseReproducibleAcrossThreadCounts) {
   for (int threads : {1, 2}) {
     omp_set_num_threads(threads);
     for (ReduceOp op : kOps) {
+      if (!spmm_has_backward(op)) continue;
       runs.push_back(run_grad_x(device(), g, w, grad_out, fwd.arg, C, op));
       runs.push_back(run_grad_w(device(), g, x, grad_out, fwd.arg, C, op));
     }

@@ -141,3 +141,9 @@ def test_mixed_float_dtypes_are_rejected_not_cast():
         edgewise.spmm(offsets, indices, x, weights=np.ones(2, np.float32))
     with pytest.raises(ValueError, match="grad_out must be float64"):
         edgewise.spmm_weight_backward(offsets, indices, x, np.zeros((1, 3), np.float32))
+
+
+def test_reduce_ops_lists_every_op_once():
+    names = edgewise.reduce_ops()
+    assert len(names) == len(set(names))
+    assert set(OPS) <= set(names)

@@ -23,6 +23,16 @@ void require_disjoint(const char* op, const char* a_name, const void* a_data, st
              " overlap in memory (outputs must not share memory with the input or with each other)");
 }
 
+void require_outputs_disjoint(const char* op, std::initializer_list<NamedBytes> outputs,
+                              std::initializer_list<NamedBytes> inputs) {
+  for (auto out = outputs.begin(); out != outputs.end(); ++out) {
+    for (const NamedBytes& in : inputs) require_disjoint(op, out->name, out->data, out->bytes, in.name, in.data, in.bytes);
+    for (auto other = out + 1; other != outputs.end(); ++other) {
+      require_disjoint(op, out->name, out->data, out->bytes, other->name, other->data, other->bytes);
+    }
+  }
+}
+
 void validate_offsets(const char* op, const char* name, VectorView<const int64_t> offsets,
                       int64_t rows, Context& ctx) {
   EW_REQUIRE(offsets.size >= 1, op, ": ", name, ".size() (", offsets.size, ") must be at least 1");

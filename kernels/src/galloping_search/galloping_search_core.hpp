@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "edgewise/kernels/common/float_bits.hpp"
 #include "edgewise/kernels/common/hd.hpp"
 #include "edgewise/kernels/galloping_search.hpp"
 
@@ -91,33 +92,6 @@ struct OrderedValues {
   EW_HD_INLINE T operator()(int64_t i) const { return values[order[i]]; }
   EW_HD_INLINE void prefetch(int64_t i) const { EW_GALLOP_PREFETCH(order + i); }
 };
-
-// Float classification by bits, identical on host and device (no libm dependence).
-EW_HD_INLINE uint32_t float_bits(float x) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(x);
-#else
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-#endif
-}
-template <class T>
-EW_HD_INLINE bool is_nan(T q) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return (float_bits(q) & 0x7FFFFFFFu) > 0x7F800000u;
-  } else {
-    return false;
-  }
-}
-template <class T>
-EW_HD_INLINE bool is_non_finite(T q) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return (float_bits(q) & 0x7F800000u) == 0x7F800000u;
-  } else {
-    return false;
-  }
-}
 
 // Lower bound of q in [lo, lo + n), given that the answer lies in [lo, lo + n]:
 // halving without branches on the comparison (a conditional move on CPU, no

@@ -2,6 +2,7 @@
 #include "edgewise/kernels/scatter_reduce.hpp"
 
 #include "common/cuda_backend.hpp"
+#include "common/index_range.hpp"
 #include "common/validate.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/memory.hpp"
@@ -12,28 +13,6 @@ namespace edgewise {
 
 namespace {
 constexpr const char* kOp = "scatter_reduce";
-
-// Every index must lie in [0, S); reads the index on its device, and on failure
-// the one bad element (a single read-back on CUDA).
-template <class I>
-void validate_index(VectorView<const I> index, int64_t segments, Context& ctx) {
-  int64_t bad = -1;
-  I value{};
-  if (index.device.is_cpu()) {
-    bad = scatter_reduce_detail::first_bad_index_cpu(index, segments);
-    if (bad >= 0) value = index.data[bad];
-  } else {
-#if EDGEWISE_WITH_CUDA
-    bad = scatter_reduce_detail::first_bad_index_cuda(index, segments, ctx);
-    if (bad >= 0) copy_bytes(&value, Device::cpu(), index.data + bad, index.device, sizeof(I), ctx.stream());
-#else
-    (void)ctx;
-    detail::throw_built_without_cuda(kOp);
-#endif
-  }
-  EW_REQUIRE(bad < 0, kOp, ": index[", bad, "] (", static_cast<int64_t>(value), ") must lie in [0, ", segments,
-             ")");
-}
 
 template <class T, class I>
 void check_arguments(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
@@ -63,7 +42,12 @@ void check_arguments(MatrixView<const T> values, VectorView<const I> index, Redu
   EW_REQUIRE(!has_arg(op) || values.rows <= kPackedMaxRow + 1, kOp, ": ", to_string(op),
              " stores the winning row in 32 bits, so values.rows() (", values.rows, ") must be at most ",
              kPackedMaxRow + 1);
-  if (ctx.validate && index.size > 0) validate_index(index, out.rows, ctx);
+  if (ctx.validate) {
+    if (index.size > 0) detail::validate_index_range(kOp, "index", index, out.rows, nullptr, ctx);
+    using detail::named;
+    detail::require_outputs_disjoint(kOp, {named("out", out), named("arg", arg)},
+                                     {named("values", values), named("index", index)});
+  }
 }
 }  // namespace
 

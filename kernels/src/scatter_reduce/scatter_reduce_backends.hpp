@@ -13,10 +13,4 @@ template <class T, class I>
 void scatter_reduce_cuda(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
                          MatrixView<int64_t> arg, Context& ctx);
 
-// Position of the first index outside [0, segments), or -1 (reads the index on its device).
-template <class I>
-int64_t first_bad_index_cpu(VectorView<const I> index, int64_t segments);
-template <class I>
-int64_t first_bad_index_cuda(VectorView<const I> index, int64_t segments, Context& ctx);
-
 }  // namespace edgewise::scatter_reduce_detail

@@ -1,11 +1,11 @@
 // scatter_reduce logic shared by the CPU and CUDA drivers (EW_HD): the index
 // range test and how an output element is written from what was accumulated.
 //
-// A "slot" is what an output element accumulates: Reducer's accumulator for
-// sum/mean (float, double, int64 or uint64), the packed word of monotone.hpp for
-// min/max of 32-bit types. It starts at 0 either way (the sum identity and
-// kPackedEmpty). The CUDA driver updates slots with atomics; the CPU driver keeps
-// min/max as a key and a row.
+// A "slot" is what an output element accumulates: Reducer's accumulator (float,
+// double, int64 or uint64) for Add and CasLoop ops, the packed word of
+// monotone.hpp for PackedExtremum ops (min/max) of 32-bit types. The CUDA driver
+// updates slots with atomics (atomicAdd, an atomicCAS loop, atomicMax); the CPU
+// driver keeps per-thread partials, min/max as a key and a row.
 //
 // double min/max: a 64-bit key leaves no room for the row in one word, so both
 // drivers resolve it as a (key, row) pair: the larger key wins, equal keys go to
@@ -24,35 +24,32 @@
 
 namespace edgewise::scatter_reduce_detail {
 
-template <ReduceOp Op, class T>
-using Slot = std::conditional_t<Op == ReduceOp::Min || Op == ReduceOp::Max, uint64_t,
-                                typename Reducer<Op, T>::Acc>;
+template <ReduceOp Op>
+inline constexpr bool kPackedExtremum = Reducer<Op, float>::kScatter == ScatterKind::PackedExtremum;
 
-// Whether output `s` exists among `segments` (negative values fail too).
-template <class I>
-EW_HD_INLINE bool index_in_range(I s, int64_t segments) {
-  return static_cast<uint64_t>(static_cast<int64_t>(s)) < static_cast<uint64_t>(segments);
-}
+template <ReduceOp Op, class T>
+using Slot = std::conditional_t<kPackedExtremum<Op>, uint64_t, typename Reducer<Op, T>::Acc>;
 
 // What element `v` of row `row` contributes to its output's slot: the packed
-// word for min/max (the CUDA driver atomicMax-es it), the value widened to
-// Reducer's accumulator for sum/mean (atomicAdd on CUDA, += on CPU).
+// word for PackedExtremum ops (the CUDA driver atomicMax-es it), the value widened
+// to Reducer's accumulator otherwise (atomicAdd for Add ops on CUDA).
 template <ReduceOp Op, class T>
 EW_HD_INLINE Slot<Op, T> slot_update(T v, int64_t row) {
-  if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
+  if constexpr (kPackedExtremum<Op>) {
     return extremum_word<Op>(v, row);
   } else {
     return static_cast<Slot<Op, T>>(v);
   }
 }
 
-// Merges two partial slots (for min/max the larger word; order does not matter).
+// Merges two partial slots (packed words: the larger; otherwise the op's merge).
 template <ReduceOp Op, class T>
 EW_HD_INLINE void slot_merge(Slot<Op, T>& slot, Slot<Op, T> other) {
-  if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
+  if constexpr (kPackedExtremum<Op>) {
     slot = other > slot ? other : slot;
   } else {
-    slot += other;
+    int64_t no_arg = -1;
+    Reducer<Op, T>::template combine<false>(slot, no_arg, other, -1);
   }
 }
 
@@ -83,16 +80,16 @@ EW_HD_INLINE void extremum_finalize(MonotoneKey<T> key, int64_t row, const T* va
   arg = row;
 }
 
-// Writes output element (s, c) from its final slot. Sum/mean: Reducer::finalize
-// over `count` rows (mean only; sum passes any count > 0, its slot is 0 when no
-// row came). Min/max: the winning value, decoded from the key (a random read of
+// Writes output element (s, c) from its final slot. Accumulator slots:
+// Reducer::finalize over `count` rows (only ops with kFinalizeUsesCount count them;
+// the others get 1). Packed words: the winning value, decoded from the key (a random read of
 // `values` per output would cost more than the whole fold at small M / S), read
 // back from the winning row only for zeros and NaNs so that its bits are exact,
 // and the row (or 0 and -1 when no row came).
 template <ReduceOp Op, class T>
 EW_HD_INLINE void slot_finalize(Slot<Op, T> slot, int64_t count, const T* values, int64_t cols, int64_t c,
                                 T& out, int64_t& arg) {
-  if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
+  if constexpr (kPackedExtremum<Op>) {
     extremum_finalize<Op, T>(packed_key(slot), packed_row(slot), values, cols, c, out, arg);
   } else {
     out = Reducer<Op, T>::finalize(slot, count);

@@ -13,8 +13,9 @@
 // is read once per thread, which is cheap next to the rows.
 //
 // State per output element:
-//  - sum/mean: Reducer's accumulator (float, int64, uint64) and, for mean, a row
-//    count per output.
+//  - every op but min/max: Reducer's accumulator (float, int64, uint64), folded
+//    with the trait's accumulate and merged with its merge, and, when finalize
+//    needs it (mean), a row count per output.
 //  - min/max: the extremum_key of the best value so far (32 bits; 64 for double)
 //    and its row, in two arrays: 16 float columns fit one vector of keys, where
 //    the packed 64-bit word would need widening and twice the vectors (measured
@@ -44,21 +45,23 @@ inline void prefetch_bytes(const void* p, int64_t bytes) {
   for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(static_cast<const char*>(p) + b, 1);
 }
 
-// Sum and mean state: `partials` arrays of [S, C] accumulators (+ [S] counts).
+// Accumulator state (every op that is not PackedExtremum): `partials` arrays of
+// [S, C] Reducer accumulators (+ [S] row counts when finalize needs them).
 template <class T, ReduceOp Op, int W>
-struct SumState {
-  using Acc = typename Reducer<Op, T>::Acc;
-  static constexpr bool kMean = Op == ReduceOp::Mean;
+struct AccState {
+  using R = Reducer<Op, T>;
+  using Acc = typename R::Acc;
+  static constexpr bool kCount = R::kFinalizeUsesCount;
   static constexpr int64_t kStateBytes = sizeof(Acc);
   static constexpr double kPartialsShare = 0.15;  // see choose_partials
   Acc* acc;
   int64_t* counts;
   int64_t S, C;
 
-  SumState(Context& ctx, int64_t partials, int64_t segments, int64_t cols) : S(segments), C(cols) {
+  AccState(Context& ctx, int64_t partials, int64_t segments, int64_t cols) : S(segments), C(cols) {
     ScratchLayout layout;
     const std::size_t acc_at = layout.add<Acc>(partials * S * C);
-    const std::size_t counts_at = layout.add<int64_t>(kMean ? partials * S : 0);
+    const std::size_t counts_at = layout.add<int64_t>(kCount ? partials * S : 0);
     void* base = ctx.scratch(layout.bytes());
     acc = ScratchLayout::at<Acc>(base, acc_at);
     counts = ScratchLayout::at<int64_t>(base, counts_at);
@@ -67,18 +70,18 @@ struct SumState {
 
   // Outputs [s_begin, s_end) of partial p start empty.
   void clear(int64_t p, int64_t s_begin, int64_t s_end) {
-    std::fill(acc + (p * S + s_begin) * C, acc + (p * S + s_end) * C, Acc(0));
-    if constexpr (kMean) std::fill(counts + p * S + s_begin, counts + p * S + s_end, int64_t{0});
+    std::fill(acc + (p * S + s_begin) * C, acc + (p * S + s_end) * C, R::identity());
+    if constexpr (kCount) std::fill(counts + p * S + s_begin, counts + p * S + s_end, int64_t{0});
   }
   void prefetch(int64_t p, int64_t s) const {
     prefetch_bytes(acc + (p * S + s) * C, width() * static_cast<int64_t>(sizeof(Acc)));
   }
-  void fold(int64_t p, int64_t s, const T* __restrict x, int64_t r) {
+  void fold(int64_t p, int64_t s, const T* __restrict x, int64_t) {
     Acc* __restrict a = acc + (p * S + s) * C;
     const int64_t w = width();
 #pragma omp simd
-    for (int64_t j = 0; j < w; ++j) a[j] += slot_update<Op>(x[j], r);
-    if constexpr (kMean) ++counts[p * S + s];
+    for (int64_t j = 0; j < w; ++j) R::accumulate(a[j], x[j]);
+    if constexpr (kCount) ++counts[p * S + s];
   }
   // Partial 0 of output s absorbs partials 1 .. partials-1, in that order.
   void merge(int64_t partials, int64_t s) {
@@ -88,13 +91,13 @@ struct SumState {
       const Acc* __restrict b = acc + (p * S + s) * C;
 #pragma omp simd
       for (int64_t j = 0; j < w; ++j) slot_merge<Op, T>(a[j], b[j]);
-      if constexpr (kMean) counts[s] += counts[p * S + s];
+      if constexpr (kCount) counts[s] += counts[p * S + s];
     }
   }
   // Writes output s from partial 0.
   void finalize(int64_t s, const T* values, MatrixView<T> out, MatrixView<int64_t>) const {
     const Acc* a = acc + s * C;
-    const int64_t count = kMean ? counts[s] : 1;
+    const int64_t count = kCount ? counts[s] : 1;
     T* o = out.row(s);
     int64_t unused;
     for (int64_t j = 0; j < width(); ++j) slot_finalize<Op, T>(a[j], count, values, C, j, o[j], unused);
@@ -269,10 +272,10 @@ void run(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> ou
 template <class T, ReduceOp Op, int W, class I>
 void run_op(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, MatrixView<int64_t> arg,
             Context& ctx) {
-  if constexpr (Op == ReduceOp::Min || Op == ReduceOp::Max) {
+  if constexpr (kPackedExtremum<Op>) {
     run<ExtremumState<T, Op, W>>(values, index, out, arg, ctx);
   } else {
-    run<SumState<T, Op, W>>(values, index, out, arg, ctx);
+    run<AccState<T, Op, W>>(values, index, out, arg, ctx);
   }
 }
 
@@ -297,22 +300,7 @@ void run_width(MatrixView<const T> values, VectorView<const I> index, MatrixView
 template <class T, class I>
 void scatter_reduce_cpu(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
                         MatrixView<int64_t> arg, Context& ctx) {
-  switch (op) {
-    case ReduceOp::Sum: return run_width<T, ReduceOp::Sum>(values, index, out, arg, ctx);
-    case ReduceOp::Mean: return run_width<T, ReduceOp::Mean>(values, index, out, arg, ctx);
-    case ReduceOp::Min: return run_width<T, ReduceOp::Min>(values, index, out, arg, ctx);
-    case ReduceOp::Max: return run_width<T, ReduceOp::Max>(values, index, out, arg, ctx);
-  }
-}
-
-template <class I>
-int64_t first_bad_index_cpu(VectorView<const I> index, int64_t segments) {
-  int64_t first = index.size;
-#pragma omp parallel for simd schedule(static) reduction(min : first)
-  for (int64_t i = 0; i < index.size; ++i) {
-    first = index_in_range(index.data[i], segments) ? first : std::min(first, i);
-  }
-  return first == index.size ? -1 : first;
+  visit_reduce_op(op, [&](auto tag) { run_width<T, decltype(tag)::value>(values, index, out, arg, ctx); });
 }
 
 #define EW_INSTANTIATE(T, I)                                                                                  \
@@ -327,7 +315,5 @@ EW_INSTANTIATE(int32_t, int64_t)
 EW_INSTANTIATE(uint32_t, int32_t)
 EW_INSTANTIATE(uint32_t, int64_t)
 #undef EW_INSTANTIATE
-template int64_t first_bad_index_cpu<int32_t>(VectorView<const int32_t>, int64_t);
-template int64_t first_bad_index_cpu<int64_t>(VectorView<const int64_t>, int64_t);
 
 }  // namespace edgewise::scatter_reduce_detail

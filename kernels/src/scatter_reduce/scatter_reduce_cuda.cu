@@ -1,9 +1,12 @@
-// scatter_reduce CUDA driver: one atomic per element, then (mean, min, max) a
-// finalize kernel over the outputs.
+// scatter_reduce CUDA driver: one atomic per element, then (all but sum) a
+// finalize kernel over the outputs. The op's trait (Reducer::kScatter) picks the
+// atomic: Add, PackedExtremum or a CasLoop applying the op's accumulate.
 //
 // One thread per element (row r = i / C, column c = i % C): loads and atomics of
 // a warp then touch consecutive columns. What each element contributes is the
 // shared slot_update of scatter_reduce_core.hpp, so the CPU tests exercise it.
+//  - CasLoop ops (e.g. mul): slots of Reducer's Acc start at identity(); an
+//    atomicCAS loop folds each element; the finalize kernel writes out.
 //  - sum: atomicAdd straight into out (zeroed first). For int32 a 32-bit
 //    atomicAdd wraps modulo 2^32, which is exactly the output of Reducer's int64
 //    sum (uint32 likewise); float sums depend on arrival order.
@@ -23,6 +26,8 @@
 //  - double sum/mean: atomicAdd(double*), native on sm_60+.
 // Index arithmetic is 64-bit throughout; zero-size launches are skipped.
 #include <cuda_runtime.h>
+
+#include <type_traits>
 
 #include "common/cuda_check.hpp"
 #include "common/launch.cuh"
@@ -52,18 +57,52 @@ __device__ __forceinline__ void atomic_add(uint64_t* p, uint64_t v) {
   atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
 }
 
-// Sum (Acc == T after the wrap argument above) or mean (Acc = Reducer's type,
-// with counts): slots[index[r] * C + c] += values[r, c].
+// An atomicCAS loop that folds v into *p with the op's accumulate (CasLoop ops).
+template <ReduceOp Op, class T, class Acc>
+__device__ __forceinline__ void atomic_fold(Acc* p, T v) {
+  static_assert(sizeof(Acc) == 4 || sizeof(Acc) == 8, "atomic_fold: 32- or 64-bit accumulators");
+  using Bits = std::conditional_t<sizeof(Acc) == 4, unsigned int, unsigned long long>;
+  Bits* word = reinterpret_cast<Bits*>(p);
+  Bits old = *word;
+  Bits assumed;
+  do {
+    assumed = old;
+    Acc acc;
+    memcpy(&acc, &assumed, sizeof(Acc));
+    Reducer<Op, T>::accumulate(acc, v);
+    Bits next;
+    memcpy(&next, &acc, sizeof(Acc));
+    old = atomicCAS(word, assumed, next);
+  } while (old != assumed);
+}
+
+// slots[index[r] * C + c] (+)= values[r, c]: atomicAdd for Add ops (Acc == T for sum
+// into out, by the wrap argument above), an atomicCAS loop for CasLoop ops; counts
+// per output row when given.
 template <ReduceOp Op, class T, class I, class Acc>
 __global__ void __launch_bounds__(kThreads)
-    scatter_add_kernel(const T* __restrict__ values, const I* __restrict__ index, int64_t total, int64_t cols,
-                       Acc* __restrict__ slots, unsigned long long* __restrict__ counts) {
+    scatter_fold_kernel(const T* __restrict__ values, const I* __restrict__ index, int64_t total, int64_t cols,
+                        Acc* __restrict__ slots, unsigned long long* __restrict__ counts) {
   for (int64_t i = detail::grid_thread_index(); i < total; i += detail::grid_thread_count()) {
     const int64_t r = i / cols;
     const int64_t c = i - r * cols;
     const int64_t s = static_cast<int64_t>(index[r]);
-    atomic_add(slots + s * cols + c, static_cast<Acc>(slot_update<Op>(values[i], r)));
+    if constexpr (Reducer<Op, T>::kScatter == ScatterKind::Add) {
+      atomic_add(slots + s * cols + c, static_cast<Acc>(slot_update<Op>(values[i], r)));
+    } else {
+      static_assert(Reducer<Op, T>::kScatter == ScatterKind::CasLoop, "scatter_fold_kernel: Add or CasLoop");
+      atomic_fold<Op>(slots + s * cols + c, values[i]);
+    }
     if (counts != nullptr && c == 0) atomicAdd(counts + s, 1ull);
+  }
+}
+
+// Every slot starts as the op's identity.
+template <ReduceOp Op, class T>
+__global__ void __launch_bounds__(kThreads)
+    scatter_fill_identity_kernel(Slot<Op, T>* __restrict__ slots, int64_t n) {
+  for (int64_t i = detail::grid_thread_index(); i < n; i += detail::grid_thread_count()) {
+    slots[i] = Reducer<Op, T>::identity();
   }
 }
 
@@ -139,43 +178,44 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <class I>
-__global__ void scatter_first_bad_index_kernel(const I* __restrict__ index, int64_t size, int64_t segments,
-                                               unsigned long long* __restrict__ first_bad) {
-  for (int64_t i = detail::grid_thread_index(); i < size; i += detail::grid_thread_count()) {
-    if (!index_in_range(index[i], segments)) atomicMin(first_bad, static_cast<unsigned long long>(i));
-  }
-}
-
-template <class T, class I>
-void launch_sum(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, cudaStream_t stream) {
+// Add ops whose finalize is a plain (wrapping) cast: atomicAdd straight into out.
+template <ReduceOp Op, class T, class I>
+void launch_add_into_out(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out,
+                         cudaStream_t stream) {
   const int64_t total = values.size();
   EW_CUDA_CHECK(cudaMemsetAsync(out.data, 0, static_cast<size_t>(out.size()) * sizeof(T), stream));
   if (total == 0) return;
-  scatter_add_kernel<ReduceOp::Sum, T, I, T><<<detail::grid_size(total, kThreads), kThreads, 0, stream>>>(
+  scatter_fold_kernel<Op, T, I, T><<<detail::grid_size(total, kThreads), kThreads, 0, stream>>>(
       values.data, index.data, total, values.cols, out.data, nullptr);
   EW_CUDA_CHECK_LAUNCH(stream);
 }
 
-template <class T, class I>
-void launch_mean(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, Context& ctx,
-                 cudaStream_t stream) {
-  using Acc = Slot<ReduceOp::Mean, T>;
+// Every other accumulator op: slots of Reducer's Acc filled with its identity,
+// folded by atomics (+ row counts when finalize needs them), then finalized.
+template <ReduceOp Op, class T, class I>
+void launch_slots(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, Context& ctx,
+                  cudaStream_t stream) {
+  using Acc = Slot<Op, T>;
+  constexpr bool kCount = Reducer<Op, T>::kFinalizeUsesCount;
   const int64_t total = values.size();
   const int64_t outputs = out.size();
   ScratchLayout layout;
   const size_t acc_at = layout.add<Acc>(outputs);
-  const size_t counts_at = layout.add<unsigned long long>(out.rows);
+  const size_t counts_at = layout.add<unsigned long long>(kCount ? out.rows : 0);
   void* base = ctx.scratch(layout.bytes());
   Acc* d_acc = ScratchLayout::at<Acc>(base, acc_at);
-  auto* d_counts = ScratchLayout::at<unsigned long long>(base, counts_at);
-  EW_CUDA_CHECK(cudaMemsetAsync(base, 0, layout.bytes(), stream));
+  auto* d_counts = kCount ? ScratchLayout::at<unsigned long long>(base, counts_at) : nullptr;
+  scatter_fill_identity_kernel<Op, T><<<detail::grid_size(outputs, kThreads), kThreads, 0, stream>>>(d_acc, outputs);
+  EW_CUDA_CHECK_LAUNCH(stream);
+  if (kCount) {
+    EW_CUDA_CHECK(cudaMemsetAsync(d_counts, 0, static_cast<size_t>(out.rows) * sizeof(unsigned long long), stream));
+  }
   if (total > 0) {
-    scatter_add_kernel<ReduceOp::Mean, T, I, Acc><<<detail::grid_size(total, kThreads), kThreads, 0, stream>>>(
+    scatter_fold_kernel<Op, T, I, Acc><<<detail::grid_size(total, kThreads), kThreads, 0, stream>>>(
         values.data, index.data, total, values.cols, d_acc, d_counts);
     EW_CUDA_CHECK_LAUNCH(stream);
   }
-  scatter_finalize_kernel<ReduceOp::Mean, T><<<detail::grid_size(outputs, kThreads), kThreads, 0, stream>>>(
+  scatter_finalize_kernel<Op, T><<<detail::grid_size(outputs, kThreads), kThreads, 0, stream>>>(
       d_acc, d_counts, values.data, outputs, values.cols, out.data, nullptr);
   EW_CUDA_CHECK_LAUNCH(stream);
 }
@@ -238,27 +278,17 @@ void scatter_reduce_cuda(MatrixView<const T> values, VectorView<const I> index, 
                          MatrixView<int64_t> arg, Context& ctx) {
   EW_CUDA_CHECK(cudaSetDevice(ctx.device().index));
   cudaStream_t stream = detail::as_stream(ctx.stream());
-  switch (op) {
-    case ReduceOp::Sum: return launch_sum(values, index, out, stream);
-    case ReduceOp::Mean: return launch_mean(values, index, out, ctx, stream);
-    case ReduceOp::Min: return launch_extremum<ReduceOp::Min>(values, index, out, arg, ctx, stream);
-    case ReduceOp::Max: return launch_extremum<ReduceOp::Max>(values, index, out, arg, ctx, stream);
-  }
-}
-
-template <class I>
-int64_t first_bad_index_cuda(VectorView<const I> index, int64_t segments, Context& ctx) {
-  EW_CUDA_CHECK(cudaSetDevice(ctx.device().index));
-  cudaStream_t stream = detail::as_stream(ctx.stream());
-  auto* d_first_bad = static_cast<unsigned long long*>(ctx.scratch(sizeof(unsigned long long)));
-  EW_CUDA_CHECK(cudaMemsetAsync(d_first_bad, 0xFF, sizeof(unsigned long long), stream));
-  scatter_first_bad_index_kernel<I><<<detail::grid_size(index.size, kThreads), kThreads, 0, stream>>>(
-      index.data, index.size, segments, d_first_bad);
-  EW_CUDA_CHECK_LAUNCH(stream);
-  unsigned long long h_first_bad = 0;
-  EW_CUDA_CHECK(cudaMemcpyAsync(&h_first_bad, d_first_bad, sizeof(h_first_bad), cudaMemcpyDeviceToHost, stream));
-  EW_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return h_first_bad == ~0ull ? -1 : static_cast<int64_t>(h_first_bad);
+  visit_reduce_op(op, [&](auto tag) {
+    constexpr ReduceOp Op = decltype(tag)::value;
+    using R = Reducer<Op, T>;
+    if constexpr (R::kScatter == ScatterKind::PackedExtremum) {
+      launch_extremum<Op>(values, index, out, arg, ctx, stream);
+    } else if constexpr (R::kScatter == ScatterKind::Add && !R::kFinalizeUsesCount) {
+      launch_add_into_out<Op>(values, index, out, stream);
+    } else {
+      launch_slots<Op>(values, index, out, ctx, stream);
+    }
+  });
 }
 
 #define EW_INSTANTIATE(T, I)                                                                                   \
@@ -273,7 +303,5 @@ EW_INSTANTIATE(int32_t, int64_t)
 EW_INSTANTIATE(uint32_t, int32_t)
 EW_INSTANTIATE(uint32_t, int64_t)
 #undef EW_INSTANTIATE
-template int64_t first_bad_index_cuda<int32_t>(VectorView<const int32_t>, int64_t, Context&);
-template int64_t first_bad_index_cuda<int64_t>(VectorView<const int64_t>, int64_t, Context&);
 
 }  // namespace edgewise::scatter_reduce_detail

@@ -8,7 +8,7 @@
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/memory.hpp"
 #include "sddmm/sddmm_backends.hpp"
-#include "spmm/index_range_check.hpp"  // shared with spmm
+#include "common/index_range.hpp"
 
 namespace edgewise {
 
@@ -16,7 +16,7 @@ namespace {
 
 using detail::require_device;
 
-using spmm_detail::validate_index_range;
+using detail::validate_index_range;
 
 template <class T>
 void require_shape(const char* op, const char* name, MatrixView<T> m, int64_t rows, int64_t cols) {

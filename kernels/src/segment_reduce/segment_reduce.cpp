@@ -33,7 +33,12 @@ void check_arguments(MatrixView<const T> values, VectorView<const int64_t> offse
                out.cols, "] like out (got [", arg.rows, ", ", arg.cols, "])");
     require_device(kOp, "arg", arg.device, ctx);
   }
-  if (ctx.validate) detail::validate_offsets(kOp, "offsets", offsets, values.rows, ctx);
+  if (ctx.validate) {
+    detail::validate_offsets(kOp, "offsets", offsets, values.rows, ctx);
+    using detail::named;
+    detail::require_outputs_disjoint(kOp, {named("out", out), named("arg", arg)},
+                                     {named("values", values), named("offsets", offsets)});
+  }
 }
 }  // namespace
 

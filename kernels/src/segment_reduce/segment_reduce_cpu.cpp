@@ -1,12 +1,12 @@
 // segment_reduce CPU driver (OpenMP).
 //
-// Each segment is reduced by one thread, sequentially in row order, so outputs need
-// no atomics and the summation order never depends on the thread count. Threads
-// take contiguous segment ranges of equal cost (rows + per-segment overhead) found
-// by binary search on the offsets, which balances skewed degrees. Segments longer
-// than a fixed piece size (in elements) are cut into pieces reduced in parallel
-// and merged in piece order: a hub cannot serialise one thread, and because the
-// piece size is fixed the result stays bitwise identical at any thread count.
+// The gather-reduce engine over a contiguous source: the shared scheduler
+// (gather_reduce/gather_reduce_cpu.hpp) balances segments by rows and splits hubs
+// into fixed pieces merged in order; this file supplies the fold. Each segment is
+// reduced by one thread, sequentially in row order, so outputs need no atomics and
+// the result is bitwise identical at any thread count. The fold interleaves lanes
+// because a contiguous source is bandwidth-bound (spmm's gathers are latency-bound
+// and prefetch instead).
 #include "segment_reduce/segment_reduce_backends.hpp"
 
 #include <omp.h>
@@ -15,23 +15,26 @@
 #include <vector>
 
 #include "edgewise/kernels/common/reducer.hpp"
-#include "segment_reduce/segment_reduce_core.hpp"
+#include "gather_reduce/gather_reduce_cpu.hpp"
 
 namespace edgewise::segment_reduce_detail {
 
 namespace {
 
+using gather_reduce_detail::piece_rows;
+
 constexpr int64_t kCpuPieceElements = int64_t{1} << 20;  // ~4 MB of float rows per piece
-constexpr int64_t kSegmentCostRows = 2;   // per-segment overhead, in rows, for balancing
+// Below this many elements one thread does the work (a parallel region costs more).
+constexpr int64_t kParallelMinElements = int64_t{1} << 15;
 constexpr int64_t kTileCols = 64;         // column tile for widths not specialised
 
 // Rows fold into kLanes interleaved accumulators: narrow rows otherwise wait on
 // the add (or compare) latency of one accumulator per column. Lanes merge in a
 // fixed order. Min/max get twice the lanes: their chain is longer, and at
 // C = 16 two lanes left a thread at ~0.65 of the copy floor, four reach it.
-template <int W, bool kExtremum>
+template <int W, bool kLongChain>
 constexpr int lanes_for_width() {
-  constexpr int kFloats = kExtremum ? 64 : 32;
+  constexpr int kFloats = kLongChain ? 64 : 32;
   return (W > 0 && W < kFloats) ? std::min(32, kFloats / W) : 1;
 }
 
@@ -39,10 +42,10 @@ template <class T, ReduceOp Op, bool kArg, int W>
 struct SegmentCpu {
   using R = Reducer<Op, T>;
   using Acc = typename R::Acc;
-  static constexpr int kLanes = lanes_for_width<W, R::kExtremum>();
+  static constexpr int kLanes = lanes_for_width<W, R::kLongChain>();
   // Min/max without arg fold with accumulate_skipping_nan and note NaN per column;
   // a column that saw one is resolved by a rescan (rare), keeping "first NaN wins".
-  static constexpr bool kTrackNan = R::kExtremum && !kArg && std::is_floating_point_v<T>;
+  static constexpr bool kTrackNan = R::kNanSkippingFold && !kArg;
   static constexpr int kWidth = W > 0 ? W : static_cast<int>(kTileCols);
 
   // Accumulator state for one column tile, kLanes interleaved copies.
@@ -149,101 +152,38 @@ struct SegmentCpu {
     }
   }
 
+  // The fold the shared scheduler (gather_reduce_cpu.hpp) runs.
+  struct Fold {
+    const T* values;
+    int64_t cols;
+    T* out;
+    int64_t* arg;
+    struct Local {
+      explicit Local(const Fold&) {}
+    };
+    void row(Local&, int64_t s, int64_t begin, int64_t end, int64_t) const {
+      reduce_segment(values, cols, begin, end, out + s * cols, kArg ? arg + s * cols : nullptr);
+    }
+    void piece(Local&, int64_t begin, int64_t end, Acc* acc, int64_t* piece_arg) const {
+      State st;
+      for (int64_t c0 = 0; c0 < cols; c0 += kWidth) {
+        const int64_t width = std::min<int64_t>(kWidth, cols - c0);
+        fold(values, cols, c0, width, begin, end, st);
+        for (int64_t j = 0; j < width; ++j) {
+          acc[c0 + j] = st.acc[0][j];
+          if constexpr (kArg) piece_arg[c0 + j] = st.arg[0][j];
+        }
+      }
+    }
+  };
+
   static void run(MatrixView<const T> values, VectorView<const int64_t> offsets, MatrixView<T> out,
                   MatrixView<int64_t> arg, Context& ctx) {
     const int64_t S = out.rows;
-    const int64_t M = values.rows;
     const int64_t C = values.cols;
-    const int64_t* off = offsets.data;
-    const int64_t rows_per_piece = piece_rows(C, kCpuPieceElements);
-
-    // Phase 1: segments up to one piece long, contiguous equal-cost ranges per thread.
-#pragma omp parallel
-    {
-      const int64_t threads = omp_get_num_threads();
-      const int64_t t = omp_get_thread_num();
-      const int64_t total_cost = M + S * kSegmentCostRows;
-      auto first_segment_at = [&](int64_t cost) {
-        // First s with off[s] + s * kSegmentCostRows >= cost (monotone in s).
-        int64_t lo = 0, hi = S;
-        while (lo < hi) {
-          int64_t mid = lo + (hi - lo) / 2;
-          if (off[mid] + mid * kSegmentCostRows < cost) {
-            lo = mid + 1;
-          } else {
-            hi = mid;
-          }
-        }
-        return lo;
-      };
-      const int64_t s_begin = first_segment_at(total_cost / threads * t + std::min(t, total_cost % threads));
-      const int64_t s_end = t + 1 == threads
-                                ? S
-                                : first_segment_at(total_cost / threads * (t + 1) +
-                                                   std::min(t + 1, total_cost % threads));
-      for (int64_t s = s_begin; s < s_end; ++s) {
-        if (off[s + 1] - off[s] > rows_per_piece) continue;
-        reduce_segment(values.data, C, off[s], off[s + 1], out.row(s), kArg ? arg.row(s) : nullptr);
-      }
-    }
-
-    // Phase 2: long segments, cut into fixed pieces.
-    std::vector<int64_t> long_segments;
-    std::vector<int64_t> piece_start{0};
-    for (int64_t s = 0; s < S; ++s) {
-      int64_t pieces = piece_count(off[s + 1] - off[s], rows_per_piece);
-      if (pieces > 0) {
-        long_segments.push_back(s);
-        piece_start.push_back(piece_start.back() + pieces);
-      }
-    }
-    if (long_segments.empty()) return;
-    const int64_t long_count = static_cast<int64_t>(long_segments.size());
-    const int64_t total_pieces = piece_start.back();
-
-    ScratchLayout layout;
-    const std::size_t acc_at = layout.add<Acc>(total_pieces * C);
-    const std::size_t arg_at = layout.add<int64_t>(total_pieces * C);
-    void* base = ctx.scratch(layout.bytes());
-    Acc* piece_acc = ScratchLayout::at<Acc>(base, acc_at);
-    int64_t* piece_arg = ScratchLayout::at<int64_t>(base, arg_at);
-
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t p = 0; p < total_pieces; ++p) {
-      int64_t position = 0, rank = 0;
-      locate_piece(piece_start.data(), long_count, p, position, rank);
-      const int64_t s = long_segments[position];
-      const int64_t begin = off[s] + rank * rows_per_piece;
-      const int64_t end = std::min(off[s + 1], begin + rows_per_piece);
-      State st;
-      for (int64_t c0 = 0; c0 < C; c0 += kWidth) {
-        const int64_t width = std::min<int64_t>(kWidth, C - c0);
-        fold(values.data, C, c0, width, begin, end, st);
-        for (int64_t j = 0; j < width; ++j) {
-          piece_acc[p * C + c0 + j] = st.acc[0][j];
-          if constexpr (kArg) {
-            piece_arg[p * C + c0 + j] = st.arg[0][j];
-          } else {
-            piece_arg[p * C + c0 + j] = -1;
-          }
-        }
-      }
-    }
-
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < long_count; ++i) {
-      const int64_t s = long_segments[i];
-      const int64_t count = off[s + 1] - off[s];
-      for (int64_t c = 0; c < C; ++c) {
-        Acc acc = piece_acc[piece_start[i] * C + c];
-        int64_t a = piece_arg[piece_start[i] * C + c];
-        for (int64_t p = piece_start[i] + 1; p < piece_start[i + 1]; ++p) {
-          combine(acc, a, piece_acc[p * C + c], piece_arg[p * C + c]);
-        }
-        out(s, c) = R::finalize(acc, count);
-        if constexpr (kArg) arg(s, c) = a;
-      }
-    }
+    const bool parallel = (values.rows + S) * C >= kParallelMinElements;
+    gather_reduce_detail::run_balanced<R, kArg>(offsets.data, S, C, piece_rows(C, kCpuPieceElements), parallel,
+                                                out.data, arg.data, Fold{values.data, C, out.data, arg.data}, ctx);
   }
 };
 
@@ -268,17 +208,13 @@ void run_width(MatrixView<const T> values, VectorView<const int64_t> offsets, Ma
 template <class T>
 void segment_reduce_cpu(MatrixView<const T> values, VectorView<const int64_t> offsets, ReduceOp op,
                         MatrixView<T> out, MatrixView<int64_t> arg, Context& ctx) {
-  const bool with_arg = arg.present();
-  switch (op) {
-    case ReduceOp::Sum: return run_width<T, ReduceOp::Sum, false>(values, offsets, out, arg, ctx);
-    case ReduceOp::Mean: return run_width<T, ReduceOp::Mean, false>(values, offsets, out, arg, ctx);
-    case ReduceOp::Min:
-      return with_arg ? run_width<T, ReduceOp::Min, true>(values, offsets, out, arg, ctx)
-                      : run_width<T, ReduceOp::Min, false>(values, offsets, out, arg, ctx);
-    case ReduceOp::Max:
-      return with_arg ? run_width<T, ReduceOp::Max, true>(values, offsets, out, arg, ctx)
-                      : run_width<T, ReduceOp::Max, false>(values, offsets, out, arg, ctx);
-  }
+  visit_reduce_op(op, [&](auto tag) {
+    constexpr ReduceOp Op = decltype(tag)::value;
+    if constexpr (Reducer<Op, T>::kHasArg) {
+      if (arg.present()) return run_width<T, Op, true>(values, offsets, out, arg, ctx);
+    }
+    run_width<T, Op, false>(values, offsets, out, arg, ctx);
+  });
 }
 
 template void segment_reduce_cpu<float>(MatrixView<const float>, VectorView<const int64_t>, ReduceOp,

@@ -4,10 +4,11 @@
 #include <algorithm>
 
 #include "common/cuda_backend.hpp"
+#include "common/index_range.hpp"
 #include "common/validate.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/memory.hpp"
-#include "spmm/index_range_check.hpp"
+#include "edgewise/kernels/common/reducer.hpp"
 #include "spmm/spmm_backends.hpp"
 
 namespace edgewise {
@@ -28,7 +29,7 @@ const char* to_string(SpmmAlgorithm algorithm) {
   return "?";
 }
 
-using spmm_detail::validate_index_range;
+using detail::validate_index_range;
 
 void require_matrix(const char* op, const char* name, int64_t data_size, const void* data, int64_t rows,
                     int64_t cols) {
@@ -109,6 +110,10 @@ void spmm(VectorView<const int64_t> offsets, VectorView<const I> indices, Vector
     if (weights.present() && indirect) {
       validate_index_range(kOp, "weight_ids", options.weight_ids, weights.size, "the elements of weights", ctx);
     }
+    using detail::named;
+    detail::require_outputs_disjoint(kOp, {named("out", out), named("arg", arg)},
+                                     {named("x", x), named("offsets", offsets), named("indices", indices),
+                                      named("weights", weights), named("weight_ids", options.weight_ids)});
   }
   if (out.size() == 0) return;
 
@@ -123,6 +128,11 @@ void spmm(VectorView<const int64_t> offsets, VectorView<const I> indices, Vector
     return;
   }
   dispatch_gather_reduce(kOp, source, dest, op, ctx);
+}
+
+bool spmm_has_backward(ReduceOp op) noexcept {
+  const BackwardRule rule = backward_rule(op);
+  return rule == BackwardRule::Sum || rule == BackwardRule::Mean || rule == BackwardRule::Arg;
 }
 
 template <class T, class I>
@@ -162,6 +172,11 @@ int64_t check_transposed(const char* op, VectorView<const int64_t> t_offsets, Ve
     detail::validate_offsets(op, "t_offsets", t_offsets, E, ctx);
     validate_index_range(op, "t_indices", t_indices, grad_out.rows, "the rows of grad_out", ctx);
     if (t_edge_ids.present()) validate_index_range(op, "t_edge_ids", t_edge_ids, E, "the edges", ctx);
+    using detail::named;
+    detail::require_outputs_disjoint(op, {named("grad_x", grad_x)},
+                                     {named("grad_out", grad_out), named("t_offsets", t_offsets),
+                                      named("t_indices", t_indices), named("t_edge_ids", t_edge_ids),
+                                      named("weights", weights)});
   }
   return E;
 }
@@ -172,9 +187,12 @@ void spmm_backward(VectorView<const int64_t> t_offsets, VectorView<const I> t_in
                    MatrixView<const T> grad_out, ReduceOp op, VectorView<const int64_t> offsets,
                    MatrixView<T> grad_x, Context& ctx) {
   constexpr const char* kOp = "spmm_backward";
-  EW_REQUIRE(op == ReduceOp::Sum || op == ReduceOp::Mean, kOp, ": op must be sum or mean (got ", to_string(op),
-             "; min/max go through spmm_arg_backward)");
-  const bool mean = op == ReduceOp::Mean;
+  const BackwardRule rule = backward_rule(op);
+  EW_REQUIRE(rule != BackwardRule::Arg, kOp, ": op must be sum or mean (got ", to_string(op),
+             ", whose gradient is routed through the forward's arg: use spmm_arg_backward)");
+  EW_REQUIRE(rule == BackwardRule::Sum || rule == BackwardRule::Mean, kOp, ": op must be sum or mean (got ",
+             to_string(op), ", whose gradient needs the forward's output)");
+  const bool mean = rule == BackwardRule::Mean;
   if (mean) {
     EW_REQUIRE(offsets.size == grad_out.rows + 1, kOp, ": offsets.size() (", offsets.size,
                ") must equal grad_out.rows() + 1 (", grad_out.rows + 1, ") for mean (the forward offsets give deg)");
@@ -232,7 +250,10 @@ void spmm_weight_backward(VectorView<const int64_t> offsets, VectorView<const I>
   require_device(kOp, "x", x.device, ctx);
   require_device(kOp, "grad_out", grad_out.device, ctx);
   require_device(kOp, "grad_w", grad_w.device, ctx);
-  if (has_arg(op)) {
+  const BackwardRule rule = backward_rule(op);
+  EW_REQUIRE(rule == BackwardRule::Sum || rule == BackwardRule::Mean || rule == BackwardRule::Arg, kOp, ": op ",
+             to_string(op), " has no spmm weight backward (its gradient needs the forward's output)");
+  if (rule == BackwardRule::Arg) {
     EW_REQUIRE(arg.present() || grad_out.size() == 0, kOp, ": arg is required for ", to_string(op),
                " (the forward's winners)");
     EW_REQUIRE(arg.rows == grad_out.rows && arg.cols == grad_out.cols, kOp, ": arg must be [", grad_out.rows, ", ",
@@ -244,6 +265,10 @@ void spmm_weight_backward(VectorView<const int64_t> offsets, VectorView<const I>
   if (ctx.validate) {
     detail::validate_offsets(kOp, "offsets", offsets, E, ctx);
     validate_index_range(kOp, "indices", indices, x.rows, "the rows of x", ctx);
+    using detail::named;
+    detail::require_outputs_disjoint(kOp, {named("grad_w", grad_w)},
+                                     {named("x", x), named("grad_out", grad_out), named("offsets", offsets),
+                                      named("indices", indices), named("arg", arg)});
   }
   if (E == 0) return;
   if (ctx.device().is_cpu()) {

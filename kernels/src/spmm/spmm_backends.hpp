@@ -11,18 +11,6 @@
 
 namespace edgewise::spmm_detail {
 
-// The destination side of a gather-reduce: rows [S] over `edges` edges by `offsets`
-// [S+1], out [S, C], optional arg [S, C] (min/max).
-template <class T>
-struct RowsOut {
-  const int64_t* offsets = nullptr;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int64_t edges = 0;
-  T* out = nullptr;
-  int64_t* arg = nullptr;
-};
-
 template <class T, class I>
 void gather_reduce_cpu(const GatherRows<T, I>& source, const RowsOut<T>& dest, ReduceOp op, Context& ctx);
 template <class T, class I>
@@ -44,9 +32,5 @@ void weight_backward_cuda(const int64_t* offsets, int64_t rows, int64_t edges, c
 // spmm sum through cusparseSpMM (weights: [E] direct, or gathered through weight_ids).
 template <class T, class I>
 void spmm_cusparse(const GatherRows<T, I>& source, const RowsOut<T>& dest, int64_t source_rows, Context& ctx);
-
-// CUDA validation: the first position p in [0, n) with values[p] outside [0, limit), or -1.
-template <class I>
-int64_t first_out_of_range_cuda(const I* values, int64_t n, int64_t limit, Context& ctx);
 
 }  // namespace edgewise::spmm_detail

@@ -6,24 +6,15 @@
 #include <cstdint>
 
 #include "edgewise/kernels/common/hd.hpp"
-#include "segment_reduce/segment_reduce_core.hpp"
+#include "gather_reduce/gather_reduce_core.hpp"
 
 namespace edgewise::spmm_detail {
 
-using segment_reduce_detail::locate_piece;
-using segment_reduce_detail::piece_count;
-using segment_reduce_detail::piece_rows;
-
-// V elements loaded as one 16-byte (V = 4 floats) access when aligned.
-template <class T, int V>
-struct alignas(sizeof(T) * V) Packed {
-  T v[V];
-};
-
-template <class I>
-EW_HD_INLINE bool index_in_range(I value, int64_t limit) {
-  return value >= 0 && static_cast<int64_t>(value) < limit;
-}
+using gather_reduce_detail::locate_piece;
+using gather_reduce_detail::Packed;
+using gather_reduce_detail::piece_count;
+using gather_reduce_detail::piece_rows;
+using gather_reduce_detail::RowsOut;
 
 // The scalar an edge's gathered row is multiplied by: its weight (1 without weights;
 // weights[weight_ids[e]] with the indirection), divided by the degree of the gathered

@@ -3,14 +3,10 @@
 // Gathers are latency-bound, not bandwidth-bound, so the loop over a row's edges
 // prefetches the gathered rows kPrefetchEdges edges ahead, and the feature width is a
 // compile-time constant for the common widths (the accumulators stay in registers).
-// Each destination row is reduced by one thread in edge order: outputs need no
-// atomics, and the summation order never depends on the thread count. The rows are cut
-// into contiguous chunks of equal cost (edges + a per-row overhead, found by binary
-// search on the offsets), so skewed degrees balance by edges, not rows; threads take
-// chunks dynamically. Rows longer than a fixed piece (in elements) are cut into pieces
-// reduced in parallel and merged in piece order — a hub cannot serialise one thread,
-// and because the piece size is fixed the result stays bitwise identical at any
-// thread count.
+// Work distribution is the engine's shared scheduler (gather_reduce/gather_reduce_cpu.hpp,
+// also segment_reduce's): rows balanced by edges in chunks taken dynamically, hubs cut
+// into fixed pieces merged in order. Each destination row is reduced by one thread in
+// edge order: no atomics, and results are bitwise identical at any thread count.
 #include <omp.h>
 
 #include <algorithm>
@@ -19,16 +15,17 @@
 
 #include "edgewise/kernels/common/bounds.hpp"
 #include "edgewise/kernels/common/reducer.hpp"
+#include "gather_reduce/gather_reduce_cpu.hpp"
 #include "spmm/spmm_backends.hpp"
 
 namespace edgewise::spmm_detail {
 
 namespace {
 
+using gather_reduce_detail::kChunksPerThread;
+using gather_reduce_detail::kMinChunkCost;
+
 constexpr int64_t kCpuPieceElements = int64_t{1} << 18;  // a hub piece: ~1 MB of float messages
-constexpr int64_t kRowCostEdges = 2;                     // per-row overhead, in edges, for balancing
-constexpr int64_t kChunksPerThread = 8;                  // row chunks per thread in the dynamic pool
-constexpr int64_t kMinChunkCost = int64_t{1} << 14;      // edges (+ row overhead) per chunk, at least
 constexpr int64_t kPrefetchEdges = 20;                   // how far ahead gathered rows are prefetched
 constexpr uintptr_t kLine = 64;
 // Below this many gathered elements one thread does the work: a parallel region costs
@@ -61,62 +58,6 @@ template <bool kScaled, class T, class I>
   prefetch_bytes(source.row_of(t), row_bytes);
   prefetch_bytes(source.arg_row_of(t), row_bytes / static_cast<int64_t>(sizeof(T)) * 8);
   if constexpr (kScaled) __builtin_prefetch(source.weights + source.edge_ids[t]);
-}
-
-// Rows longer than one piece, in row order, with prefix sums of their edges and pieces.
-struct Hubs {
-  std::vector<int64_t> rows;
-  std::vector<int64_t> edges_before{0};  // [count + 1]
-  std::vector<int64_t> piece_start{0};   // [count + 1]
-  int64_t count() const { return static_cast<int64_t>(rows.size()); }
-};
-
-Hubs find_hubs(const int64_t* off, int64_t rows, int64_t piece_edges) {
-  Hubs hubs;
-  for (int64_t s = 0; s < rows; ++s) {
-    const int64_t length = off[s + 1] - off[s];
-    if (length > piece_edges) {
-      hubs.rows.push_back(s);
-      hubs.edges_before.push_back(hubs.edges_before.back() + length);
-      hubs.piece_start.push_back(hubs.piece_start.back() + piece_count(length, piece_edges));
-    }
-  }
-  return hubs;
-}
-
-// Rows [first, last) of chunk k of `chunks`: contiguous, of about equal cost (edges of
-// rows that are not hubs + kRowCostEdges per row; hub edges go to the pieces).
-std::pair<int64_t, int64_t> chunk_rows(const int64_t* off, int64_t rows, const Hubs& hubs, int64_t k,
-                                       int64_t chunks) {
-  auto cost = [&](int64_t s) {  // nondecreasing in s
-    const int64_t hubs_before = lower_bound_index(hubs.rows.data(), 0, hubs.count(), s);
-    return off[s] - hubs.edges_before[hubs_before] + s * kRowCostEdges;
-  };
-  const int64_t total = cost(rows);
-  auto first_row_at = [&](int64_t target) {
-    int64_t lo = 0, hi = rows;
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      if (cost(mid) < target) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo;
-  };
-  const int64_t first = k == 0 ? 0 : first_row_at(total / chunks * k + std::min(k, total % chunks));
-  const int64_t last = k + 1 == chunks ? rows : first_row_at(total / chunks * (k + 1) + std::min(k + 1, total % chunks));
-  return {first, last};
-}
-
-// How many row chunks: a few per thread (so the dynamic schedule can even out threads
-// that run slower, e.g. on a shared machine), none smaller than kMinChunkCost.
-int64_t chunk_count(const int64_t* off, int64_t rows, const Hubs& hubs, bool parallel) {
-  if (!parallel) return 1;
-  const int64_t cost = off[rows] - hubs.edges_before.back() + rows * kRowCostEdges;
-  const int64_t wanted = static_cast<int64_t>(omp_get_max_threads()) * kChunksPerThread;
-  return std::clamp<int64_t>(cost / kMinChunkCost, 1, wanted);
 }
 
 template <class T, ReduceOp Op, bool kArg, bool kScaled, int W, class Source>
@@ -185,74 +126,33 @@ struct GatherReduceCpu {
     }
   }
 
+  // The fold the shared scheduler (gather_reduce_cpu.hpp) runs.
+  struct Fold {
+    const Source& source;
+    const RowsOut<T>& dest;
+    // Generic-width accumulators, one buffer per thread (compile-time widths use registers).
+    struct Local {
+      std::vector<Acc> acc;
+      std::vector<int64_t> arg;
+      explicit Local(const Fold& f) : acc(W > 0 ? 0 : f.dest.cols), arg(W > 0 || !kArg ? 0 : f.dest.cols) {}
+    };
+    void row(Local& local, int64_t s, int64_t begin, int64_t end, int64_t prefetch_end) const {
+      const int64_t C = dest.cols;
+      reduce_row(source, C, begin, end, prefetch_end, dest.out + s * C, kArg ? dest.arg + s * C : nullptr,
+                 local.acc.data(), local.arg.data());
+    }
+    void piece(Local&, int64_t begin, int64_t end, Acc* acc, int64_t* arg) const {
+      reduce_piece(source, dest.cols, begin, end, acc, arg);
+    }
+  };
+
   static void run(const Source& source, const RowsOut<T>& dest, Context& ctx) {
     const int64_t S = dest.rows;
     const int64_t C = dest.cols;
     const int64_t* off = dest.offsets;
-    const int64_t piece_edges = piece_rows(C, kCpuPieceElements);
-    const Hubs hubs = find_hubs(off, S, piece_edges);
-    const int64_t hub_count = hubs.count();
-    const int64_t total_pieces = hubs.piece_start.back();
-
-    Acc* piece_acc = nullptr;
-    int64_t* piece_arg = nullptr;
-    if (total_pieces > 0) {
-      ScratchLayout layout;
-      const std::size_t acc_at = layout.add<Acc>(total_pieces * C);
-      const std::size_t arg_at = layout.add<int64_t>(kArg ? total_pieces * C : 0);
-      void* base = ctx.scratch(layout.bytes());
-      piece_acc = ScratchLayout::at<Acc>(base, acc_at);
-      piece_arg = ScratchLayout::at<int64_t>(base, arg_at);
-    }
-
     const bool parallel = (off[S] + S) * C >= kParallelMinElements;
-    const int64_t chunks = chunk_count(off, S, hubs, parallel);
-#pragma omp parallel if (parallel)
-    {
-      // Generic-width accumulators, one buffer per thread (compile-time widths use registers).
-      std::vector<Acc> heap_acc(W > 0 ? 0 : C);
-      std::vector<int64_t> heap_arg(W > 0 || !kArg ? 0 : C);
-
-      // Row chunks and hub pieces in one dynamic pool: no thread waits for a slow one
-      // while work is left. Each piece folds into its own partial.
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t item = 0; item < chunks + total_pieces; ++item) {
-        if (item < chunks) {
-          const auto [first, last] = chunk_rows(off, S, hubs, item, chunks);
-          const int64_t prefetch_end = off[last];
-          for (int64_t s = first; s < last; ++s) {
-            if (off[s + 1] - off[s] > piece_edges) continue;  // a hub: done in pieces
-            reduce_row(source, C, off[s], off[s + 1], prefetch_end, dest.out + s * C,
-                       kArg ? dest.arg + s * C : nullptr, heap_acc.data(), heap_arg.data());
-          }
-        } else {
-          const int64_t p = item - chunks;
-          int64_t position = 0, rank = 0;
-          locate_piece(hubs.piece_start.data(), hub_count, p, position, rank);
-          const int64_t s = hubs.rows[position];
-          const int64_t begin = off[s] + rank * piece_edges;
-          const int64_t end = std::min(off[s + 1], begin + piece_edges);
-          reduce_piece(source, C, begin, end, piece_acc + p * C, kArg ? piece_arg + p * C : nullptr);
-        }
-      }
-
-      // Then each hub's partials merge in piece order.
-#pragma omp for schedule(static)
-      for (int64_t i = 0; i < hub_count; ++i) {
-        const int64_t s = hubs.rows[i];
-        const int64_t count = off[s + 1] - off[s];
-        const int64_t first_piece = hubs.piece_start[i];
-        for (int64_t c = 0; c < C; ++c) {
-          Acc a = piece_acc[first_piece * C + c];
-          int64_t at = kArg ? piece_arg[first_piece * C + c] : -1;
-          for (int64_t p = first_piece + 1; p < hubs.piece_start[i + 1]; ++p) {
-            R::template combine<kArg>(a, at, piece_acc[p * C + c], kArg ? piece_arg[p * C + c] : -1);
-          }
-          dest.out[s * C + c] = R::finalize(a, count);
-          if constexpr (kArg) dest.arg[s * C + c] = at;
-        }
-      }
-    }
+    gather_reduce_detail::run_balanced<R, kArg>(off, S, C, piece_rows(C, kCpuPieceElements), parallel, dest.out,
+                                                dest.arg, Fold{source, dest}, ctx);
   }
 };
 
@@ -314,18 +214,13 @@ void weight_backward_rows(const int64_t* off, int64_t rows, int64_t E, const I* 
 template <class T, class I>
 void gather_reduce_cpu(const GatherRows<T, I>& source, const RowsOut<T>& dest, ReduceOp op, Context& ctx) {
   const bool scaled = !source.scale.trivial();
-  const bool with_arg = dest.arg != nullptr;
-  using S = GatherRows<T, I>;
-  switch (op) {
-    case ReduceOp::Sum: return run_scaled<T, ReduceOp::Sum, false, S>(source, dest, scaled, ctx);
-    case ReduceOp::Mean: return run_scaled<T, ReduceOp::Mean, false, S>(source, dest, scaled, ctx);
-    case ReduceOp::Min:
-      return with_arg ? run_scaled<T, ReduceOp::Min, true, S>(source, dest, scaled, ctx)
-                      : run_scaled<T, ReduceOp::Min, false, S>(source, dest, scaled, ctx);
-    case ReduceOp::Max:
-      return with_arg ? run_scaled<T, ReduceOp::Max, true, S>(source, dest, scaled, ctx)
-                      : run_scaled<T, ReduceOp::Max, false, S>(source, dest, scaled, ctx);
-  }
+  visit_reduce_op(op, [&](auto tag) {
+    constexpr ReduceOp Op = decltype(tag)::value;
+    if constexpr (Reducer<Op, T>::kHasArg) {
+      if (dest.arg != nullptr) return run_scaled<T, Op, true>(source, dest, scaled, ctx);
+    }
+    run_scaled<T, Op, false>(source, dest, scaled, ctx);
+  });
 }
 
 // The min/max backward is a sum of masked messages.
@@ -337,8 +232,8 @@ void gather_reduce_cpu(const ArgGradRows<T, I>& source, const RowsOut<T>& dest, 
 template <class T, class I>
 void weight_backward_cpu(const int64_t* offsets, int64_t rows, int64_t edges, const I* indices, const T* x,
                          const T* grad_out, const int64_t* arg, int64_t cols, ReduceOp op, T* grad_w) {
-  const bool mean = op == ReduceOp::Mean;
-  if (has_arg(op)) {
+  const bool mean = backward_rule(op) == BackwardRule::Mean;
+  if (backward_rule(op) == BackwardRule::Arg) {
     weight_backward_rows<true>(offsets, rows, edges, indices, x, grad_out, arg, cols, mean, grad_w);
   } else {
     weight_backward_rows<false>(offsets, rows, edges, indices, x, grad_out, arg, cols, mean, grad_w);

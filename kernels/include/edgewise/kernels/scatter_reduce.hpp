@@ -18,7 +18,8 @@ namespace edgewise {
 // out    [S, C]  overwritten: out[s, c] = op over the rows r with index[r] == s of
 //                values[r, c], with the semantics of segment_reduce: sum/mean of
 //                int32 accumulate in int64 (uint32 in uint64) and wrap on output;
-//                integer means truncate; an output no row reaches writes 0.
+//                integer means truncate; an output no row reaches writes the op's
+//                empty value (as segment_reduce: 0 for sum, mean, min, max).
 // arg    [S, C]  optional (pass a default-constructed view to skip), min/max only:
 //                the row of the winning element; ties -> the lower row; NaN beats
 //                every number; an output no row reaches writes -1. The value
@@ -42,6 +43,9 @@ namespace edgewise {
 //    a different thread count may change the last bits (double likewise).
 //  - float/double sum/mean on CUDA: one atomicAdd per element, so the order and the last
 //    bits vary from run to run. Use segment_reduce when that matters.
+//
+// out and arg must not overlap values, index or each other (checked with
+// ctx.validate: std::invalid_argument "... overlap in memory").
 //
 // All views must live on ctx.device(). With ctx.validate (the default) every
 // index is checked before anything is written; a bad one throws

@@ -18,10 +18,14 @@ namespace edgewise {
 //                  sum/mean of float (double) accumulate in float (double) in a fixed order, so a result is
 //                  bitwise identical across runs and thread counts on the same device;
 //                  int32 sums accumulate in int64 and wrap on output; integer means truncate.
-//                  An empty segment writes 0.
+//                  An empty segment writes the op's empty value, finalize(identity(), 0)
+//                  of its trait (common/reducer.hpp): 0 for sum, mean, min and max.
 // arg     [S, C]   optional (pass a default-constructed view to skip), min/max only:
 //                  the row of the winning element; ties -> the lower row; NaN beats
 //                  every number; an empty segment writes -1.
+//
+// out and arg must not overlap values, offsets or each other (checked with
+// ctx.validate: std::invalid_argument "... overlap in memory").
 //
 // All views must live on ctx.device(). With ctx.validate (the default) every
 // argument is checked before anything is written; a bad one throws

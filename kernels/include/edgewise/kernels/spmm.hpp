@@ -28,13 +28,18 @@ namespace edgewise {
 //                  never materialised. sum/mean accumulate in float in a fixed order
 //                  (edge order on CPU), so a result is bitwise identical across runs and
 //                  thread counts on the same device (CuSparse algorithm: see below).
-//                  mean = (weighted) sum / number of edges. An empty row writes 0.
+//                  mean = (weighted) sum / number of edges. An empty row writes the
+//                  op's empty value (as segment_reduce: 0 for sum, mean, min, max).
 // arg     [S, C]   optional, min/max only: the EDGE POSITION e (CSR order) of the winning
 //                  message, so a backward pass finds both src_e and w_e; ties -> the lower
 //                  e; NaN beats every number; an empty row writes -1.
 //
 // With x a dense [F, H] matrix and (offsets, indices, weights) a CSR [S, F] sparse matrix
 // (e.g. sparse node features), op sum is the sparse x dense product.
+//
+// out and arg must not overlap any input (offsets, indices, weights, weight_ids, x) or
+// each other; in the backward helpers grad_x must not overlap their inputs (checked
+// with ctx.validate: std::invalid_argument "... overlap in memory").
 //
 // All views must live on ctx.device(). With ctx.validate (the default) everything is
 // checked before anything is written — shapes, devices, offsets, every index (and
@@ -83,6 +88,11 @@ void spmm(VectorView<const int64_t> offsets, VectorView<const I> indices, Vector
 // grad_out [S, C] is dL/d out; grad_x [N, C] is overwritten (rows with no edges get 0).
 // Each output element is summed by one thread in transposed-edge order (hubs in fixed
 // pieces), so results are bitwise reproducible like the forward. No atomics.
+
+// Whether spmm_backward / spmm_arg_backward / spmm_weight_backward cover `op` (its
+// backward rule is sum, mean or arg; an op whose gradient needs the forward's output,
+// like mul, has none yet and the helpers reject it with std::invalid_argument).
+bool spmm_has_backward(ReduceOp op) noexcept;
 
 // dL/dx for op sum or mean:
 //   grad_x[u] = sum over t of u of  w_e * grad_out[v_t]            (sum)

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "edgewise/kernels/common/float_bits.hpp"
 #include "edgewise/kernels/common/hd.hpp"
 #include "edgewise/kernels/common/reduce_op.hpp"
 
@@ -33,36 +34,6 @@ namespace edgewise {
 inline constexpr uint64_t kPackedEmpty = 0;
 // The largest row a packed word can name (rows 0 .. 2^32 - 2).
 inline constexpr int64_t kPackedMaxRow = int64_t{0xFFFFFFFE};
-
-EW_HD_INLINE uint32_t float_bits(float v) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(v);
-#else
-  uint32_t u;
-  std::memcpy(&u, &v, sizeof u);
-  return u;
-#endif
-}
-
-EW_HD_INLINE uint64_t double_bits(double v) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<uint64_t>(__double_as_longlong(v));
-#else
-  uint64_t u;
-  std::memcpy(&u, &v, sizeof u);
-  return u;
-#endif
-}
-
-EW_HD_INLINE double double_from_bits(uint64_t u) {
-#if defined(__CUDA_ARCH__)
-  return __longlong_as_double(static_cast<long long>(u));
-#else
-  double v;
-  std::memcpy(&v, &u, sizeof v);
-  return v;
-#endif
-}
 
 // The key type of T: 32 bits for float, int32 and uint32, 64 bits for double.
 template <class T>

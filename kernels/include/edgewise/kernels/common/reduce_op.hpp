@@ -1,15 +1,55 @@
-// ReduceOp: the reductions shared by segment_reduce, scatter_reduce and spmm.
+// ReduceOp: the reductions shared by segment_reduce, scatter_reduce and spmm, as
+// ONE list. The enum, the names, runtime dispatch (visit_reduce_op), the Python
+// names and the test parameterisation all expand EW_REDUCE_OPS, so nothing else
+// enumerates the ops. What an op computes is its trait, Reducer<Op, T> in
+// common/reducer.hpp; how to add one is written there.
 #pragma once
 
 #include <string_view>
+#include <type_traits>
 
 namespace edgewise {
 
-enum class ReduceOp : int { Sum = 0, Mean = 1, Min = 2, Max = 3 };
+// X(Name, "name", "alias"): the enumerator, the canonical name and one accepted
+// alias (torch's spelling; repeat the name when there is none).
+#define EW_REDUCE_OPS(X)   \
+  X(Sum, "sum", "add")     \
+  X(Mean, "mean", "mean")  \
+  X(Min, "min", "amin")    \
+  X(Max, "max", "amax")    \
+  X(Mul, "mul", "prod")
 
-// "sum", "mean", "min", "max" (also "add", "amin", "amax"); throws std::invalid_argument.
+#define EW_REDUCE_OP_ENUMERATOR(Name, name, alias) Name,
+enum class ReduceOp : int { EW_REDUCE_OPS(EW_REDUCE_OP_ENUMERATOR) };
+#undef EW_REDUCE_OP_ENUMERATOR
+
+// Every op, in list order (tests parameterise over this).
+#define EW_REDUCE_OP_VALUE(Name, name, alias) ReduceOp::Name,
+inline constexpr ReduceOp kAllReduceOps[] = {EW_REDUCE_OPS(EW_REDUCE_OP_VALUE)};
+#undef EW_REDUCE_OP_VALUE
+
+// A name or alias from the list; throws std::invalid_argument listing the names.
 ReduceOp parse_reduce_op(std::string_view name);
 std::string_view to_string(ReduceOp op) noexcept;
-constexpr bool has_arg(ReduceOp op) noexcept { return op == ReduceOp::Min || op == ReduceOp::Max; }
+
+template <ReduceOp Op>
+using ReduceOpTag = std::integral_constant<ReduceOp, Op>;
+
+// Calls f(ReduceOpTag<Op>{}) for the runtime `op`: the one switch over the ops.
+// Every branch must return the same type.
+template <class F>
+constexpr decltype(auto) visit_reduce_op(ReduceOp op, F&& f) {
+  switch (op) {
+#define EW_REDUCE_OP_CASE(Name, name, alias) \
+  case ReduceOp::Name: return f(ReduceOpTag<ReduceOp::Name>{});
+    EW_REDUCE_OPS(EW_REDUCE_OP_CASE)
+#undef EW_REDUCE_OP_CASE
+  }
+  return f(ReduceOpTag<ReduceOp::Sum>{});  // unreachable for a valid enumerator
+}
+
+// Whether the op defines an arg output (the row / edge of the winner): the
+// trait's kHasArg, read without naming an element type.
+bool has_arg(ReduceOp op) noexcept;
 
 }  // namespace edgewise
