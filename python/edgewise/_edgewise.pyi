@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'galloping_search', 'load_dataset', 'load_graph_dataset', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'galloping_search', 'load_dataset', 'load_graph_dataset', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -421,6 +421,11 @@ def read_npz(path: str) -> dict:
     truncated or corrupt file, an unsupported dtype or compression method raises
     edgewise.DataFileError (a ValueError) naming the file, the entry and the problem.
     """
+def reduce_ops() -> list[str]:
+    """
+    The names of the reductions segment_reduce, scatter_reduce and spmm accept
+    (one list in the library; each also has an alias, e.g. "add" for "sum").
+    """
 def rmat_graph(num_nodes: typing.SupportsInt | typing.SupportsIndex, num_edges: typing.SupportsInt | typing.SupportsIndex, a: typing.SupportsFloat | typing.SupportsIndex = 0.57, b: typing.SupportsFloat | typing.SupportsIndex = 0.19, c: typing.SupportsFloat | typing.SupportsIndex = 0.19, seed: typing.SupportsInt | typing.SupportsIndex = 0, remove_self_loops: bool = True, symmetrize: bool = False, deduplicate: bool = True, scramble_ids: bool = True, num_features: typing.SupportsInt | typing.SupportsIndex = 0, num_classes: typing.SupportsInt | typing.SupportsIndex = 0, train_fraction: typing.SupportsFloat | typing.SupportsIndex = 0.6, valid_fraction: typing.SupportsFloat | typing.SupportsIndex = 0.2) -> dict:
     """
     An R-MAT power-law graph (quadrant probabilities a, b, c, d = 1 - a - b - c).
@@ -505,7 +510,8 @@ def segment_reduce(values: typing.Any, offsets: typing.Any, op: str = 'sum', ret
     values: float32, float64, int32 or uint32 array [M] or [M, C]. offsets: integer
         array [S+1], offsets[0] == 0, offsets[S] == M, nondecreasing; segment s is rows
         offsets[s]:offsets[s+1].
-    op: "sum", "mean", "min" or "max". An empty segment gives 0 (arg -1). Float sums
+    op: a name of reduce_ops(): "sum", "mean", "min", "max", ... An empty segment gives
+        the op's empty value (0 for sum/mean/min/max; arg -1). Float sums
         accumulate in the input's precision in a fixed order (bitwise reproducible).
     return_arg: for min/max also return the row of each winner (ties -> lower row).
     Returns out [S] or [S, C] of values' dtype (and arg, int64, same shape).
