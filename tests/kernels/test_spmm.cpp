@@ -738,5 +738,21 @@ TEST(SpmmDevices, ValidationCanBeSwitchedOffAndTheDefaultContextAgrees) {
   EXPECT_EQ(out2, out);
 }
 
+
+// Validation scans int64 indices; a vectorised scan once left the x87 stack tagged
+// (MMX without emms), after which every long double operation in the process gave NaN.
+TEST(SpmmDevices, ValidatedCallsLeaveLongDoubleArithmeticIntact) {
+  for (int64_t n : {int64_t{3}, int64_t{1} << 17}) {
+    std::vector<int64_t> offsets = {0, n};
+    std::vector<int64_t> indices(static_cast<size_t>(n), 0);
+    std::vector<float> x = {2};
+    std::vector<float> out(1, -1);
+    spmm<float, int64_t>(VectorView<const int64_t>(offsets.data(), 2), VectorView<const int64_t>(indices.data(), n),
+                         {}, MatrixView<const float>(x.data(), 1, 1), ReduceOp::Sum, MatrixView<float>(out.data(), 1, 1));
+    EXPECT_EQ(out[0], 2.0f * static_cast<float>(n));
+    volatile long double three = 3, one = 1;
+    EXPECT_EQ(static_cast<double>(three / one), 3.0) << "n = " << n;
+  }
+}
 }  // namespace
 }  // namespace edgewise::test

@@ -10,11 +10,14 @@
 namespace edgewise::detail {
 
 namespace {
-// First position of `values` outside [0, limit), or -1 (a parallel scan).
+// First position of `values` outside [0, limit), or -1 (a parallel scan). No `simd`
+// clause: without AVX-512, GCC 12 vectorises the int64 min reduction through an MMX
+// register and leaves the x87 stack tagged (no emms), so later long double math
+// returns NaN.
 template <class I>
 int64_t first_out_of_range_cpu(const I* values, int64_t n, int64_t limit) {
   int64_t first = n;
-#pragma omp parallel for simd reduction(min : first) schedule(static) if (n >= (int64_t{1} << 16))
+#pragma omp parallel for reduction(min : first) schedule(static) if (n >= (int64_t{1} << 16))
   for (int64_t i = 0; i < n; ++i) {
     first = index_in_range(values[i], limit) ? first : std::min(first, i);
   }
