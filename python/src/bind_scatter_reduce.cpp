@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 
 #include "array_interop.hpp"
+#include "dtype_dispatch.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"
 
 namespace edgewise::python {
@@ -35,21 +36,6 @@ py::object scatter_reduce_typed(Call& call, const Array& values, const Array& in
   return call.result(out);
 }
 
-template <class I>
-py::object scatter_reduce_index(Call& call, const Array& values, const Array& index, int64_t num_segments,
-                                ReduceOp op, bool return_arg) {
-  if (values.is<float>()) return scatter_reduce_typed<float, I>(call, values, index, num_segments, op, return_arg);
-  if (values.is<double>()) return scatter_reduce_typed<double, I>(call, values, index, num_segments, op, return_arg);
-  if (values.is<int32_t>()) {
-    return scatter_reduce_typed<int32_t, I>(call, values, index, num_segments, op, return_arg);
-  }
-  if (values.is<uint32_t>()) {
-    return scatter_reduce_typed<uint32_t, I>(call, values, index, num_segments, op, return_arg);
-  }
-  detail::throw_invalid_argument(kOp, ": values must be float32, float64, int32 or uint32 (got ", values.dtype_str(),
-                                 ")");
-}
-
 py::object scatter_reduce_py(const py::object& values_in, const py::object& index_in, int64_t num_segments,
                              const std::string& op, bool return_arg) {
   const ReduceOp reduce = parse_reduce_op(op);
@@ -61,8 +47,11 @@ py::object scatter_reduce_py(const py::object& values_in, const py::object& inde
   // int32 and int64 indices are used as they are; other integer dtypes (NumPy/CPU)
   // are converted to int64 once.
   Array index = call.indices(index_in, "index");
-  if (index.is<int32_t>()) return scatter_reduce_index<int32_t>(call, values, index, num_segments, reduce, return_arg);
-  return scatter_reduce_index<int64_t>(call, values, index, num_segments, reduce, return_arg);
+  return dispatch_dtype(ReduceDTypes{}, values, kOp, "values", [&](auto t) {
+    return dispatch_index(index, [&](auto i) {
+      return scatter_reduce_typed<decltype(t), decltype(i)>(call, values, index, num_segments, reduce, return_arg);
+    });
+  });
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "array_interop.hpp"
+#include "dtype_dispatch.hpp"
 #include "edgewise/kernels/segment_reduce.hpp"
 
 namespace edgewise::python {
@@ -48,12 +49,9 @@ py::object segment_reduce_py(const py::object& values_in, const py::object& offs
   Call call(kOp);
   Array values = call.array(values_in, "values");
   Array offsets = call.int64s(offsets_in, "offsets");
-  if (values.is<float>()) return segment_reduce_typed<float>(call, values, offsets, reduce, return_arg);
-  if (values.is<double>()) return segment_reduce_typed<double>(call, values, offsets, reduce, return_arg);
-  if (values.is<int32_t>()) return segment_reduce_typed<int32_t>(call, values, offsets, reduce, return_arg);
-  if (values.is<uint32_t>()) return segment_reduce_typed<uint32_t>(call, values, offsets, reduce, return_arg);
-  detail::throw_invalid_argument(kOp, ": values must be float32, float64, int32 or uint32 (got ", values.dtype_str(),
-                                 ")");
+  return dispatch_dtype(ReduceDTypes{}, values, kOp, "values", [&](auto t) {
+    return segment_reduce_typed<decltype(t)>(call, values, offsets, reduce, return_arg);
+  });
 }
 
 }  // namespace

@@ -3,38 +3,17 @@
 #include <pybind11/pybind11.h>
 
 #include "array_interop.hpp"
+#include "dtype_dispatch.hpp"
 #include "edgewise/kernels/spmm.hpp"
 
 namespace edgewise::python {
 
 namespace {
 
-// Calls f(T{}) with T = float or double, the dtype of `array` (else a ValueError naming it).
-template <class F>
-py::object with_float_type(const Array& array, const char* op, const char* name, F&& f) {
-  if (array.is<float>()) return f(float{});
-  if (array.is<double>()) return f(double{});
-  detail::throw_invalid_argument(op, ": ", name, " must be float32 or float64 (got ", array.dtype_str(), ")");
-}
-
-// Calls f(I{}) with I = int32_t or int64_t, the dtype of the index array.
-template <class F>
-py::object with_index_type(const Array& indices, F&& f) {
-  if (indices.is<int32_t>()) return f(int32_t{});
-  return f(int64_t{});
-}
-
-// The floating-point arguments share one dtype: no silent casts between float32 and float64.
-template <class T>
-void require_same_float(const Array& array, const char* op, const char* name) {
-  EW_REQUIRE(array.is<T>(), op, ": ", name, " must be ", sizeof(T) == 8 ? "float64" : "float32",
-             " like the other floating-point arguments (got ", array.dtype_str(), ")");
-}
-
 template <class T>
 VectorView<const T> optional_vector(const std::optional<Array>& array, const char* op, const char* name) {
   if (!array) return {};
-  require_same_float<T>(*array, op, name);
+  require_float<T>(*array, op, name);
   return array->vector<T>(op, name);
 }
 
@@ -64,14 +43,14 @@ py::object spmm_py(const py::object& offsets_in, const py::object& indices_in, c
   Array indices = call.indices(indices_in, "indices");
   Array x = call.array(x_in, "x");
   std::optional<Array> weights = call.optional_array(weights_in, "weights");
-  return with_float_type(x, kOp, "x", [&](auto t) {
+  return dispatch_float(x, kOp, "x", [&](auto t) {
     using T = decltype(t);
     VectorView<const int64_t> off = offsets.vector<int64_t>(kOp, "offsets");
     MatrixView<const T> xv = x.matrix<T>(kOp, "x");
     VectorView<const T> w = optional_vector<T>(weights, kOp, "weights");
     EW_REQUIRE(off.size >= 1, kOp, ": offsets must have at least one element (got 0)");
     const int64_t S = off.size - 1;
-    return with_index_type(indices, [&](auto i) -> py::object {
+    return dispatch_index(indices, [&](auto i) -> py::object {
       using I = decltype(i);
       VectorView<const I> iv = indices.vector<I>(kOp, "indices");
       Array out = new_output<T>(call, x.ndim() == 1, S, xv.cols);
@@ -107,14 +86,14 @@ py::object spmm_backward_py(const py::object& t_offsets_in, const py::object& t_
   std::optional<Array> weights = call.optional_array(weights_in, "weights");
   std::optional<Array> offsets;
   if (!offsets_in.is_none()) offsets = call.int64s(offsets_in, "offsets");
-  return with_float_type(grad_out, kOp, "grad_out", [&](auto t) {
+  return dispatch_float(grad_out, kOp, "grad_out", [&](auto t) {
     using T = decltype(t);
     VectorView<const int64_t> t_off = t_offsets.vector<int64_t>(kOp, "t_offsets");
     MatrixView<const T> g = grad_out.matrix<T>(kOp, "grad_out");
     VectorView<const T> w = optional_vector<T>(weights, kOp, "weights");
     EW_REQUIRE(t_off.size >= 1, kOp, ": t_offsets must have at least one element (got 0)");
     const int64_t N = t_off.size - 1;
-    return with_index_type(t_indices, [&](auto i) -> py::object {
+    return dispatch_index(t_indices, [&](auto i) -> py::object {
       using I = decltype(i);
       VectorView<const I> iv = t_indices.vector<I>(kOp, "t_indices");
       Array grad_x = new_output<T>(call, grad_out.ndim() == 1, N, g.cols);
@@ -141,7 +120,7 @@ py::object spmm_arg_backward_py(const py::object& t_offsets_in, const py::object
   Array grad_out = call.array(grad_out_in, "grad_out");
   Array arg = call.int64s(arg_in, "arg");
   std::optional<Array> weights = call.optional_array(weights_in, "weights");
-  return with_float_type(grad_out, kOp, "grad_out", [&](auto t) {
+  return dispatch_float(grad_out, kOp, "grad_out", [&](auto t) {
     using T = decltype(t);
     VectorView<const int64_t> t_off = t_offsets.vector<int64_t>(kOp, "t_offsets");
     MatrixView<const T> g = grad_out.matrix<T>(kOp, "grad_out");
@@ -149,7 +128,7 @@ py::object spmm_arg_backward_py(const py::object& t_offsets_in, const py::object
     VectorView<const T> w = optional_vector<T>(weights, kOp, "weights");
     EW_REQUIRE(t_off.size >= 1, kOp, ": t_offsets must have at least one element (got 0)");
     const int64_t N = t_off.size - 1;
-    return with_index_type(t_indices, [&](auto i) -> py::object {
+    return dispatch_index(t_indices, [&](auto i) -> py::object {
       using I = decltype(i);
       VectorView<const I> iv = t_indices.vector<I>(kOp, "t_indices");
       Array grad_x = new_output<T>(call, grad_out.ndim() == 1, N, g.cols);
@@ -176,14 +155,14 @@ py::object spmm_weight_backward_py(const py::object& offsets_in, const py::objec
   Array grad_out = call.array(grad_out_in, "grad_out");
   std::optional<Array> arg;
   if (!arg_in.is_none()) arg = call.int64s(arg_in, "arg");
-  return with_float_type(x, kOp, "x", [&](auto t) {
+  return dispatch_float(x, kOp, "x", [&](auto t) {
     using T = decltype(t);
-    require_same_float<T>(grad_out, kOp, "grad_out");
+    require_float<T>(grad_out, kOp, "grad_out");
     VectorView<const int64_t> off = offsets.vector<int64_t>(kOp, "offsets");
     MatrixView<const T> xv = x.matrix<T>(kOp, "x");
     MatrixView<const T> g = grad_out.matrix<T>(kOp, "grad_out");
     MatrixView<const int64_t> arg_view = arg ? arg->matrix<int64_t>(kOp, "arg") : MatrixView<const int64_t>();
-    return with_index_type(indices, [&](auto i) -> py::object {
+    return dispatch_index(indices, [&](auto i) -> py::object {
       using I = decltype(i);
       VectorView<const I> iv = indices.vector<I>(kOp, "indices");
       Array grad_w = call.empty<T>({iv.size});
