@@ -37,12 +37,13 @@ py::object scatter_reduce_typed(Call& call, const Array& values, const Array& in
 }
 
 py::object scatter_reduce_py(const py::object& values_in, const py::object& index_in, int64_t num_segments,
-                             const std::string& op, bool return_arg) {
+                             const std::string& op, bool return_arg, const py::object& stream) {
   const ReduceOp reduce = parse_reduce_op(op);
   EW_REQUIRE(num_segments >= 0, kOp, ": num_segments (", num_segments, ") must be >= 0");
   EW_REQUIRE(!return_arg || has_arg(reduce), kOp, ": return_arg is only defined for min and max (op is ",
              to_string(reduce), ")");
   Call call(kOp);
+  call.use_stream(stream);
   Array values = call.array(values_in, "values");
   // int32 and int64 indices are used as they are; other integer dtypes (NumPy/CPU)
   // are converted to int64 once.
@@ -59,6 +60,7 @@ py::object scatter_reduce_py(const py::object& values_in, const py::object& inde
 void register_scatter_reduce(py::module_& m) {
   m.def("scatter_reduce", &scatter_reduce_py, py::arg("values"), py::arg("index"), py::arg("num_segments"),
         py::arg("op") = "sum", py::arg("return_arg") = false,
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Reduce each row of values into the output row its index names.
 
 values: float32, float64, int32 or uint32 array [M] or [M, C]. index: integer array
@@ -76,6 +78,7 @@ atomics, the last bits may vary).
 Arrays: NumPy arrays or any DLPack tensor (PyTorch, CuPy, ...), all on one device;
 zero-copy when C-contiguous with the right dtype (CUDA inputs must be), CUDA runs on
 the caller's current stream, results come back in the caller's framework.
+stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
 Bad input raises ValueError naming the argument.)doc");
 }
 

@@ -42,11 +42,12 @@ py::object segment_reduce_typed(Call& call, const Array& values, const Array& of
 }
 
 py::object segment_reduce_py(const py::object& values_in, const py::object& offsets_in, const std::string& op,
-                             bool return_arg) {
+                             bool return_arg, const py::object& stream) {
   const ReduceOp reduce = parse_reduce_op(op);
   EW_REQUIRE(!return_arg || has_arg(reduce), kOp, ": return_arg is only defined for min and max (op is ",
              to_string(reduce), ")");
   Call call(kOp);
+  call.use_stream(stream);
   Array values = call.array(values_in, "values");
   Array offsets = call.int64s(offsets_in, "offsets");
   return dispatch_dtype(ReduceDTypes{}, values, kOp, "values", [&](auto t) {
@@ -68,6 +69,7 @@ void register_segment_reduce(py::module_& m) {
 (one list in the library; each also has an alias, e.g. "add" for "sum").)doc");
   m.def("segment_reduce", &segment_reduce_py, py::arg("values"), py::arg("offsets"), py::arg("op") = "sum",
         py::arg("return_arg") = false,
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Reduce the rows of each offset-delimited segment.
 
 values: float32, float64, int32 or uint32 array [M] or [M, C]. offsets: integer
@@ -85,6 +87,7 @@ inputs are converted once (offsets of another integer type become int64); CUDA
 inputs must already be C-contiguous with the right dtype, and run on the caller's
 current stream. Results come back in the caller's framework (torch in -> torch
 out, NumPy in -> NumPy out), wrapping our buffer without a copy.
+stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
 Bad input raises ValueError naming the argument.)doc");
 }
 

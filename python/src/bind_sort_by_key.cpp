@@ -42,8 +42,9 @@ py::tuple sort_typed(Call& call, const Array& keys, const std::optional<Array>& 
                         [&](auto v) { return sort_with_values<K, decltype(v)>(call, keys, *values); });
 }
 
-py::tuple sort_by_key_py(const py::object& keys_in, const py::object& values_in) {
+py::tuple sort_by_key_py(const py::object& keys_in, const py::object& values_in, const py::object& stream) {
   Call call(kOp);
+  call.use_stream(stream);
   Array keys = call.array(keys_in, "keys");
   std::optional<Array> values = call.optional_array(values_in, "values");
   return dispatch_dtype(DTypes<int32_t, int64_t, uint32_t>{}, keys, kOp, "keys",
@@ -54,6 +55,7 @@ py::tuple sort_by_key_py(const py::object& keys_in, const py::object& values_in)
 
 void register_sort_by_key(py::module_& m) {
   m.def("sort_by_key", &sort_by_key_py, py::arg("keys"), py::arg("values") = py::none(),
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Stable sort of integer keys, carrying a permutation or values.
 
 keys: 1-D int32, int64 or uint32 array [E].
@@ -66,7 +68,8 @@ Bad input raises ValueError.
 keys/values: NumPy arrays or any DLPack tensors, CPU or CUDA, on one device (used
 without a copy when C-contiguous; non-contiguous CPU input is copied once). CUDA
 runs on the caller's current stream; results come back in the caller's framework
-(torch in -> torch out).)doc");
+(torch in -> torch out).
+stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).)doc");
 }
 
 }  // namespace edgewise::python

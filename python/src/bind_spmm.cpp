@@ -33,12 +33,14 @@ MatrixView<T> matrix_view(const Array& a, int64_t rows, int64_t cols) {
 }
 
 py::object spmm_py(const py::object& offsets_in, const py::object& indices_in, const py::object& x_in,
-                   const py::object& weights_in, const std::string& op_name, bool return_arg) {
+                   const py::object& weights_in, const std::string& op_name, bool return_arg,
+                   const py::object& stream) {
   constexpr const char* kOp = "spmm";
   const ReduceOp op = parse_reduce_op(op_name);
   EW_REQUIRE(!return_arg || has_arg(op), kOp, ": return_arg is only defined for min and max (op is ", to_string(op),
              ")");
   Call call(kOp);
+  call.use_stream(stream);
   Array offsets = call.int64s(offsets_in, "offsets");
   Array indices = call.indices(indices_in, "indices");
   Array x = call.array(x_in, "x");
@@ -74,10 +76,12 @@ py::object spmm_py(const py::object& offsets_in, const py::object& indices_in, c
 
 py::object spmm_backward_py(const py::object& t_offsets_in, const py::object& t_indices_in,
                             const py::object& grad_out_in, const py::object& t_edge_ids_in,
-                            const py::object& weights_in, const std::string& op_name, const py::object& offsets_in) {
+                            const py::object& weights_in, const std::string& op_name, const py::object& offsets_in,
+                            const py::object& stream) {
   constexpr const char* kOp = "spmm_backward";
   const ReduceOp op = parse_reduce_op(op_name);
   Call call(kOp);
+  call.use_stream(stream);
   Array t_offsets = call.int64s(t_offsets_in, "t_offsets");
   Array t_indices = call.indices(t_indices_in, "t_indices");
   Array grad_out = call.array(grad_out_in, "grad_out");
@@ -111,9 +115,10 @@ py::object spmm_backward_py(const py::object& t_offsets_in, const py::object& t_
 
 py::object spmm_arg_backward_py(const py::object& t_offsets_in, const py::object& t_indices_in,
                                 const py::object& t_edge_ids_in, const py::object& grad_out_in,
-                                const py::object& arg_in, const py::object& weights_in) {
+                                const py::object& arg_in, const py::object& weights_in, const py::object& stream) {
   constexpr const char* kOp = "spmm_arg_backward";
   Call call(kOp);
+  call.use_stream(stream);
   Array t_offsets = call.int64s(t_offsets_in, "t_offsets");
   Array t_indices = call.indices(t_indices_in, "t_indices");
   Array t_edge_ids = call.int64s(t_edge_ids_in, "t_edge_ids");
@@ -145,10 +150,11 @@ py::object spmm_arg_backward_py(const py::object& t_offsets_in, const py::object
 
 py::object spmm_weight_backward_py(const py::object& offsets_in, const py::object& indices_in,
                                    const py::object& x_in, const py::object& grad_out_in,
-                                   const std::string& op_name, const py::object& arg_in) {
+                                   const std::string& op_name, const py::object& arg_in, const py::object& stream) {
   constexpr const char* kOp = "spmm_weight_backward";
   const ReduceOp op = parse_reduce_op(op_name);
   Call call(kOp);
+  call.use_stream(stream);
   Array offsets = call.int64s(offsets_in, "offsets");
   Array indices = call.indices(indices_in, "indices");
   Array x = call.array(x_in, "x");
@@ -182,6 +188,7 @@ py::object spmm_weight_backward_py(const py::object& offsets_in, const py::objec
 void register_spmm(py::module_& m) {
   m.def("spmm", &spmm_py, py::arg("offsets"), py::arg("indices"), py::arg("x"), py::arg("weights") = py::none(),
         py::arg("op") = "sum", py::arg("return_arg") = false,
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Fused gather-reduce over a CSR graph: out[v] = op over edges e of row v of w_e * x[indices[e]].
 
 offsets: integer array [S+1] (offsets[0] == 0, offsets[S] == E, nondecreasing); the
@@ -201,10 +208,17 @@ Arrays (every spmm function): NumPy arrays or any DLPack tensor (PyTorch, CuPy, 
 all on one device; zero-copy when C-contiguous with the right dtype (CUDA inputs
 must be; NumPy/CPU inputs are otherwise converted once); CUDA runs on the caller's
 current stream; results come back in the caller's framework (torch in -> torch out).
+stream (keyword, every spmm function): the CUDA stream to run on instead: an int in
+the DLPack convention (0 or 1: the legacy default stream, 2: the per-thread default
+stream, larger: a cudaStream_t) or a stream object (torch.cuda.Stream,
+cupy.cuda.Stream). The inputs are requested on it (__dlpack__(stream=...)), so their
+producers' pending work is ordered before the op. None (default): the caller's
+current stream. CPU arrays take no stream (ValueError).
 Bad input raises ValueError naming the argument.)doc");
   m.def("spmm_backward", &spmm_backward_py, py::arg("t_offsets"), py::arg("t_indices"), py::arg("grad_out"),
         py::arg("t_edge_ids") = py::none(), py::arg("weights") = py::none(), py::arg("op") = "sum",
         py::arg("offsets") = py::none(),
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Gradient of spmm (sum or mean) w.r.t. x, as a gather over the transposed CSR.
 
 t_offsets [N+1], t_indices [E] (the destination row of each edge, grouped by source),
@@ -214,6 +228,7 @@ t_edge_ids is None), op "sum" or "mean" (mean needs the forward offsets [S+1]).
 Returns grad_x [N] or [N, C].)doc");
   m.def("spmm_arg_backward", &spmm_arg_backward_py, py::arg("t_offsets"), py::arg("t_indices"),
         py::arg("t_edge_ids"), py::arg("grad_out"), py::arg("arg"), py::arg("weights") = py::none(),
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Gradient of spmm min/max w.r.t. x, routed through the forward's arg.
 
 grad_x[u, c] = sum of w_e * grad_out[v, c] over the edges e (source u, destination v)
@@ -221,6 +236,7 @@ with arg[v, c] == e. Arguments as in spmm_backward; arg is spmm's arg [S] or [S,
 Returns grad_x [N] or [N, C].)doc");
   m.def("spmm_weight_backward", &spmm_weight_backward_py, py::arg("offsets"), py::arg("indices"), py::arg("x"),
         py::arg("grad_out"), py::arg("op") = "sum", py::arg("arg") = py::none(),
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Gradient of spmm w.r.t. the edge weights: grad_w[e] = sum_c grad_out[v, c] * x[indices[e], c].
 
 mean divides by the row's edge count; min/max (arg required) count only the columns
