@@ -3,6 +3,7 @@
 
 #include "array_interop.hpp"
 #include "dtype_dispatch.hpp"
+#include "reduce_outputs.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"
 
 namespace edgewise::python {
@@ -16,24 +17,13 @@ py::object scatter_reduce_typed(Call& call, const Array& values, const Array& in
                                 ReduceOp op, bool return_arg) {
   MatrixView<const T> v = values.matrix<T>(kOp, "values");
   VectorView<const I> idx = index.vector<I>(kOp, "index");
-  const int64_t S = num_segments;
-  const bool one_d = values.ndim() == 1;
-  std::vector<int64_t> shape = one_d ? std::vector<int64_t>{S} : std::vector<int64_t>{S, v.cols};
-  Array out = call.empty<T>(shape);
-  std::optional<Array> arg;
-  MatrixView<int64_t> arg_view;
-  if (return_arg) {
-    arg = call.empty<int64_t>(shape);
-    arg_view = MatrixView<int64_t>(static_cast<int64_t*>(arg->data), S, v.cols, arg->device);
-  }
-  MatrixView<T> out_view(static_cast<T*>(out.data), S, v.cols, out.device);
+  const ReduceOutputs<T> outputs(call, values.ndim() == 1, num_segments, v.cols, return_arg);
   Context& ctx = call.context();
   {
     py::gil_scoped_release release;
-    scatter_reduce<T, I>(v, idx, op, out_view, arg_view, ctx);
+    scatter_reduce<T, I>(v, idx, op, outputs.out_view, outputs.arg_view, ctx);
   }
-  if (return_arg) return py::make_tuple(call.result(out), call.result(*arg));
-  return call.result(out);
+  return outputs.result(call);
 }
 
 py::object scatter_reduce_py(const py::object& values_in, const py::object& index_in, int64_t num_segments,

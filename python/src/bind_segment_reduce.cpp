@@ -7,6 +7,7 @@
 
 #include "array_interop.hpp"
 #include "dtype_dispatch.hpp"
+#include "reduce_outputs.hpp"
 #include "edgewise/kernels/segment_reduce.hpp"
 
 namespace edgewise::python {
@@ -21,24 +22,13 @@ py::object segment_reduce_typed(Call& call, const Array& values, const Array& of
   MatrixView<const T> v = values.matrix<T>(kOp, "values");
   VectorView<const int64_t> off = offsets.vector<int64_t>(kOp, "offsets");
   EW_REQUIRE(off.size >= 1, kOp, ": offsets must have at least one element (got 0)");
-  const int64_t S = off.size - 1;
-  const bool one_d = values.ndim() == 1;
-  std::vector<int64_t> shape = one_d ? std::vector<int64_t>{S} : std::vector<int64_t>{S, v.cols};
-  Array out = call.empty<T>(shape);
-  std::optional<Array> arg;
-  MatrixView<int64_t> arg_view;
-  if (return_arg) {
-    arg = call.empty<int64_t>(shape);
-    arg_view = MatrixView<int64_t>(static_cast<int64_t*>(arg->data), S, v.cols, arg->device);
-  }
-  MatrixView<T> out_view(static_cast<T*>(out.data), S, v.cols, out.device);
+  const ReduceOutputs<T> outputs(call, values.ndim() == 1, off.size - 1, v.cols, return_arg);
   Context& ctx = call.context();
   {
     py::gil_scoped_release release;
-    segment_reduce<T>(v, off, op, out_view, arg_view, ctx);
+    segment_reduce<T>(v, off, op, outputs.out_view, outputs.arg_view, ctx);
   }
-  if (return_arg) return py::make_tuple(call.result(out), call.result(*arg));
-  return call.result(out);
+  return outputs.result(call);
 }
 
 py::object segment_reduce_py(const py::object& values_in, const py::object& offsets_in, const std::string& op,

@@ -4,6 +4,7 @@
 
 #include "array_interop.hpp"
 #include "dtype_dispatch.hpp"
+#include "reduce_outputs.hpp"
 #include "edgewise/kernels/spmm.hpp"
 
 namespace edgewise::python {
@@ -19,17 +20,6 @@ VectorView<const T> optional_vector(const std::optional<Array>& array, const cha
 
 VectorView<const int64_t> optional_ids(const std::optional<Array>& array, const char* op, const char* name) {
   return array ? array->vector<int64_t>(op, name) : VectorView<const int64_t>();
-}
-
-// A new [rows, cols] output, or [rows] when the input it mirrors was 1-D.
-template <class T>
-Array new_output(Call& call, bool one_d, int64_t rows, int64_t cols) {
-  return call.empty<T>(one_d ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, cols});
-}
-
-template <class T>
-MatrixView<T> matrix_view(const Array& a, int64_t rows, int64_t cols) {
-  return {static_cast<T*>(a.data), rows, cols, a.device};
 }
 
 py::object spmm_py(const py::object& offsets_in, const py::object& indices_in, const py::object& x_in,
@@ -55,21 +45,13 @@ py::object spmm_py(const py::object& offsets_in, const py::object& indices_in, c
     return dispatch_index(indices, [&](auto i) -> py::object {
       using I = decltype(i);
       VectorView<const I> iv = indices.vector<I>(kOp, "indices");
-      Array out = new_output<T>(call, x.ndim() == 1, S, xv.cols);
-      std::optional<Array> arg;
-      MatrixView<int64_t> arg_view;
-      if (return_arg) {
-        arg = new_output<int64_t>(call, x.ndim() == 1, S, xv.cols);
-        arg_view = matrix_view<int64_t>(*arg, S, xv.cols);
-      }
-      MatrixView<T> out_view = matrix_view<T>(out, S, xv.cols);
+      const ReduceOutputs<T> outputs(call, x.ndim() == 1, S, xv.cols, return_arg);
       Context& ctx = call.context();
       {
         py::gil_scoped_release release;
-        spmm<T, I>(off, iv, w, xv, op, out_view, arg_view, ctx);
+        spmm<T, I>(off, iv, w, xv, op, outputs.out_view, outputs.arg_view, ctx);
       }
-      if (return_arg) return py::make_tuple(call.result(out), call.result(*arg));
-      return call.result(out);
+      return outputs.result(call);
     });
   });
 }
@@ -100,15 +82,15 @@ py::object spmm_backward_py(const py::object& t_offsets_in, const py::object& t_
     return dispatch_index(t_indices, [&](auto i) -> py::object {
       using I = decltype(i);
       VectorView<const I> iv = t_indices.vector<I>(kOp, "t_indices");
-      Array grad_x = new_output<T>(call, grad_out.ndim() == 1, N, g.cols);
-      MatrixView<T> gx = matrix_view<T>(grad_x, N, g.cols);
+      const ReduceOutputs<T> grad_x(call, grad_out.ndim() == 1, N, g.cols, /*return_arg=*/false);
+      const MatrixView<T> gx = grad_x.out_view;
       Context& ctx = call.context();
       {
         py::gil_scoped_release release;
         spmm_backward<T, I>(t_off, iv, optional_ids(t_edge_ids, kOp, "t_edge_ids"), w, g, op,
                             optional_ids(offsets, kOp, "offsets"), gx, ctx);
       }
-      return call.result(grad_x);
+      return grad_x.result(call);
     });
   });
 }
@@ -136,14 +118,14 @@ py::object spmm_arg_backward_py(const py::object& t_offsets_in, const py::object
     return dispatch_index(t_indices, [&](auto i) -> py::object {
       using I = decltype(i);
       VectorView<const I> iv = t_indices.vector<I>(kOp, "t_indices");
-      Array grad_x = new_output<T>(call, grad_out.ndim() == 1, N, g.cols);
-      MatrixView<T> gx = matrix_view<T>(grad_x, N, g.cols);
+      const ReduceOutputs<T> grad_x(call, grad_out.ndim() == 1, N, g.cols, /*return_arg=*/false);
+      const MatrixView<T> gx = grad_x.out_view;
       Context& ctx = call.context();
       {
         py::gil_scoped_release release;
         spmm_arg_backward<T, I>(t_off, iv, t_edge_ids.vector<int64_t>(kOp, "t_edge_ids"), w, g, a, gx, ctx);
       }
-      return call.result(grad_x);
+      return grad_x.result(call);
     });
   });
 }

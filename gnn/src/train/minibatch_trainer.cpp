@@ -67,11 +67,7 @@ MiniBatchTrainer::MiniBatchTrainer(MiniBatchSAGE& model, const TrainData& data, 
              "' is empty: best-valid selection and early stopping need it (use ModelSelection::LastEpoch, patience 0)");
   EW_REQUIRE(static_cast<int64_t>(options_.fanouts.size()) == model.num_layers(), kOp, ": ", options_.fanouts.size(),
              " fanouts for a model of ", model.num_layers(), " layers");
-  EW_REQUIRE(options_.checkpoint_every >= 0, kOp, ": checkpoint_every (", options_.checkpoint_every,
-             ") must be >= 0");
-  EW_REQUIRE(options_.checkpoint_every == 0 || !options_.checkpoint_path.empty(), kOp, ": checkpoint_every (",
-             options_.checkpoint_every, ") needs a checkpoint_path");
-  if (!options_.checkpoint_path.empty()) train_detail::check_checkpoint_path(options_.checkpoint_path);
+  train_detail::check_checkpoint_options(kOp, options_.checkpoint_every, options_.checkpoint_path);
   const DataParallel& dp = options_.data_parallel;
   EW_REQUIRE(dp.world_size >= 1 && dp.rank >= 0 && dp.rank < dp.world_size, kOp, ": data_parallel rank ", dp.rank,
              " of world_size ", dp.world_size);

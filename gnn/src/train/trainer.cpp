@@ -35,11 +35,7 @@ Trainer::Trainer(NodeClassifier& model, const TrainData& data, TrainerOptions op
   EW_REQUIRE(data.valid_idx.numel() > 0 || (options_.selection == ModelSelection::LastEpoch && options_.patience == 0),
              "Trainer: the validation split (valid_idx) of '", data.name,
              "' is empty: best-valid selection and early stopping need it (use ModelSelection::LastEpoch, patience 0)");
-  EW_REQUIRE(options_.checkpoint_every >= 0, "Trainer: checkpoint_every (", options_.checkpoint_every,
-             ") must be >= 0");
-  EW_REQUIRE(options_.checkpoint_every == 0 || !options_.checkpoint_path.empty(), "Trainer: checkpoint_every (",
-             options_.checkpoint_every, ") needs a checkpoint_path");
-  if (!options_.checkpoint_path.empty()) train_detail::check_checkpoint_path(options_.checkpoint_path);
+  train_detail::check_checkpoint_options("Trainer", options_.checkpoint_every, options_.checkpoint_path);
 }
 
 double Trainer::evaluate(const IndexTensor& rows) {
