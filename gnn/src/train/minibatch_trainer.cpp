@@ -78,11 +78,7 @@ MiniBatchTrainer::MiniBatchTrainer(MiniBatchSAGE& model, const TrainData& data, 
 }
 
 double MiniBatchTrainer::evaluate(const IndexTensor& rows) {
-  NoGradGuard guard;
-  model_.eval();
-  Variable logits = model_.forward(data_.graph, data_.features, generator_);
-  model_.train();
-  return ops::accuracy(logits.value(), data_.labels, rows);
+  return ops::accuracy(train_detail::eval_scores(model_, data_, generator_), data_.labels, rows);
 }
 
 MiniBatchTrainResult MiniBatchTrainer::fit() {
@@ -184,11 +180,7 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
 
     const bool evaluate_now = epoch % options_.eval_every == 0 || epoch == options_.epochs;
     if (evaluate_now) {
-      NoGradGuard guard;
-      model_.eval();
-      const Tensor scores = model_.forward(data_.graph, data_.features, generator_).value();
-      model_.train();
-      train_detail::score_epoch(scores, data_, rec);
+      train_detail::score_epoch(train_detail::eval_scores(model_, data_, generator_), data_, rec);
       since_best = selector.observe(rec, result);
     }
     result.history.push_back(rec);

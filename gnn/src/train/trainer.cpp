@@ -39,11 +39,7 @@ Trainer::Trainer(NodeClassifier& model, const TrainData& data, TrainerOptions op
 }
 
 double Trainer::evaluate(const IndexTensor& rows) {
-  NoGradGuard guard;
-  model_.eval();
-  Variable logits = model_.forward(data_.graph, data_.features, generator_);
-  model_.train();
-  return ops::accuracy(logits.value(), data_.labels, rows);
+  return ops::accuracy(train_detail::eval_scores(model_, data_, generator_), data_.labels, rows);
 }
 
 TrainResult Trainer::fit() {
@@ -77,11 +73,7 @@ TrainResult Trainer::fit() {
     rec.epoch_ms = train_detail::seconds_between(t0, train_detail::Clock::now()) * 1e3;
   };
   loop.evaluate = [&](EpochRecord& rec) {  // not timed as part of the epoch
-    NoGradGuard guard;
-    model_.eval();
-    Variable eval_logits = model_.forward(data_.graph, data_.features, generator_);
-    model_.train();
-    train_detail::score_epoch(eval_logits.value(), data_, rec);
+    train_detail::score_epoch(train_detail::eval_scores(model_, data_, generator_), data_, rec);
   };
   loop.progress_tail = [&](const EpochRecord& rec, double eta_seconds) {
     const double edges_per_s = static_cast<double>(data_.graph.num_edges()) / (rec.epoch_ms / 1e3);
