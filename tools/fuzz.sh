@@ -9,8 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz
+source tools/phases.sh
+phase "fuzz configure" cmake --preset fuzz >/dev/null
+phase "fuzz build" cmake --build --preset fuzz
 
 bin=build/fuzz/fuzz
 artifacts=build/fuzz/artifacts
@@ -24,6 +25,7 @@ export OMP_NUM_THREADS=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 failed=()
+phase_begin "fuzz run"
 for t in $targets; do
   mkdir -p "$scratch/$t"
   args=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=16384 -print_final_stats=1
@@ -39,6 +41,7 @@ for t in $targets; do
     grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)|cov: .* corp:' "$scratch/$t.log" | tail -n 4
   fi
 done
+phase_end "$(( ${#failed[@]} > 0 ))"
 if ((${#failed[@]})); then
   echo "fuzz: FAILED: ${failed[*]} (reproducers in $artifacts/)" >&2
   exit 1
