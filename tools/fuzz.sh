@@ -27,7 +27,8 @@ targets=${FUZZ_TARGETS:-$(cd "$bin" && find . -maxdepth 1 -type f -executable -n
 export OMP_NUM_THREADS=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-jobs=${FUZZ_JOBS:-$(nproc)}
+# (nproc would answer OMP_NUM_THREADS, set above.)
+jobs=${FUZZ_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}
 # fuzz_one <target>: runs it; its output goes to $scratch/<target>.log, its exit status
 # to $scratch/<target>.status.
 fuzz_one() {
