@@ -25,18 +25,18 @@ if ((${#missing[@]})); then
 fi
 
 PYTHON=${PYTHON:-python3}
-py_missing=()
-for mod in numpy pytest scikit_build_core pybind11; do
-  "$PYTHON" -c "import $mod" 2>/dev/null || py_missing+=("${mod//_/-}")
-done
+# module name -> PyPI name
+declare -A py_modules=([numpy]=numpy [pytest]=pytest [scikit_build_core]=scikit-build-core [pybind11]=pybind11)
 if ((with_test_deps)); then
-  # module name -> PyPI name
-  declare -A test_modules=([torch]=torch [torch_geometric]=torch_geometric [matplotlib]=matplotlib
-                           [nbclient]=nbclient [nbformat]=nbformat [ipykernel]=ipykernel)
-  for mod in "${!test_modules[@]}"; do
-    "$PYTHON" -c "import $mod" 2>/dev/null || py_missing+=("${test_modules[$mod]}")
-  done
+  py_modules+=([torch]=torch [torch_geometric]=torch_geometric [matplotlib]=matplotlib
+               [nbclient]=nbclient [nbformat]=nbformat [ipykernel]=ipykernel)
 fi
+# Found without importing: importing torch and torch_geometric alone takes 10-30 s.
+py_missing=()
+for mod in $("$PYTHON" -c 'import importlib.util, sys
+print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))' "${!py_modules[@]}"); do
+  py_missing+=("${py_modules[$mod]}")
+done
 if ((${#py_missing[@]})); then
   echo "install_deps: pip install ${py_missing[*]}"
   "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore "${py_missing[@]}"

@@ -7,8 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d ../shared/datasets ] && export EDGEWISE_DATA_DIR="${EDGEWISE_DATA_DIR:-$(cd ../shared/datasets && pwd)}"
-cmake --preset asan >/dev/null
-cmake --build --preset asan
+source tools/phases.sh
+phase "asan configure" cmake --preset asan >/dev/null
+phase "asan build" cmake --build --preset asan
 # The asan test preset sets ASAN_OPTIONS / UBSAN_OPTIONS (halt_on_error: the first
 # report fails its test; UBSan is built without recovery too).
-ctest --preset asan "$@"
+phase "asan tests" ctest --preset asan "$@"

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Builds Edgewise (CUDA on when nvcc is found) and runs every test: C++ (ctest,
 # GPU cases skip with a message when there is no GPU), Python (pytest) and the
-# install-consumer check.   Usage: tools/test.sh [extra ctest args]
+# install-consumer check; then the CPU suite under ASan + UBSan and the fuzz targets.
+# Ends with the wall time of each phase.   Usage: tools/test.sh [extra ctest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/install_deps.sh --test
+source tools/phases.sh
+EDGEWISE_PHASE_LOG=$(mktemp)
+export EDGEWISE_PHASE_LOG
+trap 'phase_summary "$SECONDS"; rm -f "$EDGEWISE_PHASE_LOG"' EXIT
+
+phase deps tools/install_deps.sh --test
 export PATH="$PATH:/usr/local/cuda/bin"
 [ -d ../shared/datasets ] && export EDGEWISE_DATA_DIR="${EDGEWISE_DATA_DIR:-$(cd ../shared/datasets && pwd)}"
-cmake --preset ci
-cmake --build --preset ci
-ctest --preset ci "$@"
+phase "ci configure" cmake --preset ci
+phase "ci build" cmake --build --preset ci
+phase "ci tests" ctest --preset ci "$@"
 # ctest lists skipped tests without saying why; say it once.
 reason=$(build/ci/tests/test_kernels --gtest_filter='*/CUDA' 2>&1 | grep -m1 'CUDA case not run' || true)
 if [ -n "$reason" ]; then echo "gpu-labelled tests were skipped: $reason"; fi
