@@ -67,6 +67,7 @@ void segment_reduce_backward(MatrixView<const T> values, VectorView<const int64_
   g.offsets = offsets.data;
   g.rows = grad_out.rows;
   g.cols = values.cols;
+  g.edges = values.rows;
   g.out = out.data;
   g.arg = has_arg(op) ? arg.data : nullptr;
   g.grad_out = grad_out.data;

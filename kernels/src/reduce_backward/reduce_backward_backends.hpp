@@ -22,6 +22,7 @@ struct CsrGrad {
   const int64_t* offsets = nullptr; // [rows + 1]
   int64_t rows = 0;
   int64_t cols = 0;
+  int64_t edges = 0;                // E (offsets[rows])
   const T* out = nullptr;
   const int64_t* arg = nullptr;
   const T* grad_out = nullptr;

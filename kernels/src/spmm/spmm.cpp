@@ -349,6 +349,7 @@ void spmm_full_backward(VectorView<const int64_t> offsets, VectorView<const I> i
   g.offsets = offsets.data;
   g.rows = S;
   g.cols = C;
+  g.edges = E;
   g.out = out.data;
   g.arg = has_arg(op) ? arg.data : nullptr;
   g.grad_out = grad_out.data;
