@@ -280,7 +280,7 @@ def dropout(x: numpy.ndarray, p: typing.SupportsFloat | typing.SupportsIndex, se
     gradient. p in [0, 1). out: optional writable C-contiguous float32 array with x's
     number of elements (may be x itself). Returns out (a new array when None).
     """
-def edge_gather_sum(offsets: typing.Any, w: typing.Any, indices: typing.Any = None, x: typing.Any = None, edge_ids: typing.Any = None) -> typing.Any:
+def edge_gather_sum(offsets: typing.Any, w: typing.Any, indices: typing.Any = None, x: typing.Any = None, edge_ids: typing.Any = None, *, stream: typing.Any = None) -> typing.Any:
     """
     Edge -> node weighted sum: out[v, h*D + d] = sum over k in offsets[v]:offsets[v+1] of w[id_k, h] * x[indices[k], h*D + d].
     
@@ -292,7 +292,7 @@ def edge_gather_sum(offsets: typing.Any, w: typing.Any, indices: typing.Any = No
     backward of sddmm_dot / sddmm_add (transposed CSR with edge_ids).
     Returns out [R, H*D] ([R, H] without x; 1-D when the input it mirrors is 1-D).
     """
-def edge_softmax(offsets: typing.Any, scores: typing.Any) -> typing.Any:
+def edge_softmax(offsets: typing.Any, scores: typing.Any, *, stream: typing.Any = None) -> typing.Any:
     """
     Softmax of per-edge scores over each destination's incoming edges, per head.
     
@@ -303,7 +303,7 @@ def edge_softmax(offsets: typing.Any, scores: typing.Any) -> typing.Any:
     row's max: numerically stable, every non-empty row sums to 1 per head.
     Returns out, scores' shape and dtype.
     """
-def edge_softmax_backward(offsets: typing.Any, out: typing.Any, grad_out: typing.Any) -> typing.Any:
+def edge_softmax_backward(offsets: typing.Any, out: typing.Any, grad_out: typing.Any, *, stream: typing.Any = None) -> typing.Any:
     """
     Gradient of edge_softmax: grad_s[e, h] = y[e, h] * (g[e, h] - sum over the row of g y).
     
@@ -378,7 +378,7 @@ def node_ordering(num_nodes: typing.SupportsInt | typing.SupportsIndex, src: num
     x[new_to_old]; results in the new order go back with y_new[old_to_new]. Raises ValueError
     for ids outside [0, num_nodes) or an unknown ordering.
     """
-def offsets_from_keys(keys: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+def offsets_from_keys(keys: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex, *, stream: typing.Any = None) -> typing.Any:
     """
     CSR offsets [S+1] from sorted segment ids.
     
@@ -392,6 +392,7 @@ def offsets_from_keys(keys: typing.Any, num_segments: typing.SupportsInt | typin
     C-contiguous int32/uint32/int64; other integer dtypes on CPU are converted to int64
     once). CUDA runs on the caller's current stream; the result comes back in the
     caller's framework (torch in -> torch out).
+    stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
     """
 def planted_partition(num_nodes: typing.SupportsInt | typing.SupportsIndex = 2708, num_classes: typing.SupportsInt | typing.SupportsIndex = 7, average_degree: typing.SupportsFloat | typing.SupportsIndex = 4.0, homophily: typing.SupportsFloat | typing.SupportsIndex = 0.7, num_features: typing.SupportsInt | typing.SupportsIndex = 1433, feature_density: typing.SupportsFloat | typing.SupportsIndex = 0.0127, feature_signal: typing.SupportsFloat | typing.SupportsIndex = 0.35, train_per_class: typing.SupportsInt | typing.SupportsIndex = 20, num_valid: typing.SupportsInt | typing.SupportsIndex = 500, num_test: typing.SupportsInt | typing.SupportsIndex = 1000, features: str = 'sparse', seed: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
     """
@@ -456,7 +457,7 @@ def run_length_encode(keys: typing.Any) -> typing.Any:
     without a copy when C-contiguous); CUDA tensors are not taken here (ValueError
     naming the argument: move them to the CPU first).
     """
-def scatter_reduce(values: typing.Any, index: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex, op: str = 'sum', return_arg: bool = False) -> typing.Any:
+def scatter_reduce(values: typing.Any, index: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex, op: str = 'sum', return_arg: bool = False, *, stream: typing.Any = None) -> typing.Any:
     """
     Reduce each row of values into the output row its index names.
     
@@ -475,15 +476,16 @@ def scatter_reduce(values: typing.Any, index: typing.Any, num_segments: typing.S
     Arrays: NumPy arrays or any DLPack tensor (PyTorch, CuPy, ...), all on one device;
     zero-copy when C-contiguous with the right dtype (CUDA inputs must be), CUDA runs on
     the caller's current stream, results come back in the caller's framework.
+    stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
     Bad input raises ValueError naming the argument.
     """
-def scatter_reduce_backward(values: typing.Any, index: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any) -> typing.Any:
+def scatter_reduce_backward(values: typing.Any, index: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, *, stream: typing.Any = None) -> typing.Any:
     """
     Gradient of scatter_reduce for every op: grad_values [M] or [M, C].
     
     Arguments as in segment_reduce_backward, with the forward's index [M] instead of offsets.
     """
-def sddmm_add(offsets: typing.Any, indices: typing.Any, a: typing.Any, b: typing.Any) -> typing.Any:
+def sddmm_add(offsets: typing.Any, indices: typing.Any, a: typing.Any, b: typing.Any, *, stream: typing.Any = None) -> typing.Any:
     """
     Per-edge sums of endpoint values (GAT's attention logits): out[e, h] = a[src_e, h] + b[dst_e, h].
     
@@ -491,7 +493,7 @@ def sddmm_add(offsets: typing.Any, indices: typing.Any, a: typing.Any, b: typing
     b: [S] or [S, H] of a's dtype.
     Returns out [E] or [E, H] (a's shape), edges in CSR order.
     """
-def sddmm_dot(offsets: typing.Any, indices: typing.Any, x: typing.Any, y: typing.Any, heads: typing.SupportsInt | typing.SupportsIndex = 1) -> typing.Any:
+def sddmm_dot(offsets: typing.Any, indices: typing.Any, x: typing.Any, y: typing.Any, heads: typing.SupportsInt | typing.SupportsIndex = 1, *, stream: typing.Any = None) -> typing.Any:
     """
     Per-edge, per-head dot products over a CSR graph: out[e, h] = x[src_e, head h] . y[dst_e, head h].
     
@@ -506,10 +508,11 @@ def sddmm_dot(offsets: typing.Any, indices: typing.Any, x: typing.Any, y: typing
     
     Arrays (every sddmm / edge_softmax function): NumPy arrays or any DLPack tensor
     (PyTorch, CuPy, ...), all on one device; zero-copy when C-contiguous with the right
-    dtype; results come back in the caller's framework. Bad input raises ValueError
-    naming the argument.
+    dtype; results come back in the caller's framework. stream (keyword): the CUDA
+    stream to run on instead of the caller's current one (as in spmm). Bad input raises
+    ValueError naming the argument.
     """
-def segment_reduce(values: typing.Any, offsets: typing.Any, op: str = 'sum', return_arg: bool = False) -> typing.Any:
+def segment_reduce(values: typing.Any, offsets: typing.Any, op: str = 'sum', return_arg: bool = False, *, stream: typing.Any = None) -> typing.Any:
     """
     Reduce the rows of each offset-delimited segment.
     
@@ -528,17 +531,19 @@ def segment_reduce(values: typing.Any, offsets: typing.Any, op: str = 'sum', ret
     inputs must already be C-contiguous with the right dtype, and run on the caller's
     current stream. Results come back in the caller's framework (torch in -> torch
     out, NumPy in -> NumPy out), wrapping our buffer without a copy.
+    stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
     Bad input raises ValueError naming the argument.
     """
-def segment_reduce_backward(values: typing.Any, offsets: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any) -> typing.Any:
+def segment_reduce_backward(values: typing.Any, offsets: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, *, stream: typing.Any = None) -> typing.Any:
     """
     Gradient of segment_reduce for every op: grad_values [M] or [M, C].
     
     values, offsets, op: the forward's arguments; out: its output; arg: its arg (min/max;
     else None); grad_out: dL/d out. Rules: sum 1, mean 1/count, min/max the arg row,
     mul out/value, var 2 (v - mean)/count, std (v - mean)/(count out) (0 where masked).
+    stream: as for segment_reduce.
     """
-def sort_by_key(keys: typing.Any, values: typing.Any = None) -> tuple:
+def sort_by_key(keys: typing.Any, values: typing.Any = None, *, stream: typing.Any = None) -> tuple:
     """
     Stable sort of integer keys, carrying a permutation or values.
     
@@ -553,8 +558,9 @@ def sort_by_key(keys: typing.Any, values: typing.Any = None) -> tuple:
     without a copy when C-contiguous; non-contiguous CPU input is copied once). CUDA
     runs on the caller's current stream; results come back in the caller's framework
     (torch in -> torch out).
+    stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
     """
-def spmm(offsets: typing.Any, indices: typing.Any, x: typing.Any, weights: typing.Any = None, op: str = 'sum', return_arg: bool = False) -> typing.Any:
+def spmm(offsets: typing.Any, indices: typing.Any, x: typing.Any, weights: typing.Any = None, op: str = 'sum', return_arg: bool = False, *, stream: typing.Any = None) -> typing.Any:
     """
     Fused gather-reduce over a CSR graph: out[v] = op over edges e of row v of w_e * x[indices[e]].
     
@@ -575,9 +581,15 @@ def spmm(offsets: typing.Any, indices: typing.Any, x: typing.Any, weights: typin
     all on one device; zero-copy when C-contiguous with the right dtype (CUDA inputs
     must be; NumPy/CPU inputs are otherwise converted once); CUDA runs on the caller's
     current stream; results come back in the caller's framework (torch in -> torch out).
+    stream (keyword, every spmm function): the CUDA stream to run on instead: an int in
+    the DLPack convention (0 or 1: the legacy default stream, 2: the per-thread default
+    stream, larger: a cudaStream_t) or a stream object (torch.cuda.Stream,
+    cupy.cuda.Stream). The inputs are requested on it (__dlpack__(stream=...)), so their
+    producers' pending work is ordered before the op. None (default): the caller's
+    current stream. CPU arrays take no stream (ValueError).
     Bad input raises ValueError naming the argument.
     """
-def spmm_arg_backward(t_offsets: typing.Any, t_indices: typing.Any, t_edge_ids: typing.Any, grad_out: typing.Any, arg: typing.Any, weights: typing.Any = None) -> typing.Any:
+def spmm_arg_backward(t_offsets: typing.Any, t_indices: typing.Any, t_edge_ids: typing.Any, grad_out: typing.Any, arg: typing.Any, weights: typing.Any = None, *, stream: typing.Any = None) -> typing.Any:
     """
     Gradient of spmm min/max w.r.t. x, routed through the forward's arg.
     
@@ -585,7 +597,7 @@ def spmm_arg_backward(t_offsets: typing.Any, t_indices: typing.Any, t_edge_ids: 
     with arg[v, c] == e. Arguments as in spmm_backward; arg is spmm's arg [S] or [S, C].
     Returns grad_x [N] or [N, C].
     """
-def spmm_backward(t_offsets: typing.Any, t_indices: typing.Any, grad_out: typing.Any, t_edge_ids: typing.Any = None, weights: typing.Any = None, op: str = 'sum', offsets: typing.Any = None) -> typing.Any:
+def spmm_backward(t_offsets: typing.Any, t_indices: typing.Any, grad_out: typing.Any, t_edge_ids: typing.Any = None, weights: typing.Any = None, op: str = 'sum', offsets: typing.Any = None, *, stream: typing.Any = None) -> typing.Any:
     """
     Gradient of spmm (sum or mean) w.r.t. x, as a gather over the transposed CSR.
     
@@ -595,16 +607,16 @@ def spmm_backward(t_offsets: typing.Any, t_indices: typing.Any, grad_out: typing
     t_edge_ids is None), op "sum" or "mean" (mean needs the forward offsets [S+1]).
     Returns grad_x [N] or [N, C].
     """
-def spmm_full_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any, weights: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, t_offsets: typing.Any, t_edge_ids: typing.Any, weight_grad: bool = False) -> typing.Any:
+def spmm_full_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any, weights: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, t_offsets: typing.Any, t_edge_ids: typing.Any, weight_grad: bool = False, *, stream: typing.Any = None) -> typing.Any:
     """
     Gradient of spmm for every op (mul, var and std included) from the forward.
     
     offsets, indices, x, weights (or None), op: the forward's arguments; out: its output;
     arg: its arg (min/max; else None); grad_out: dL/d out; t_offsets [N+1] and
     t_edge_ids [E]: the transposed CSR. Returns (grad_x [N, C], grad_w [E] or None when
-    weight_grad is false).
+    weight_grad is false). stream: as for spmm.
     """
-def spmm_weight_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any, grad_out: typing.Any, op: str = 'sum', arg: typing.Any = None) -> typing.Any:
+def spmm_weight_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any, grad_out: typing.Any, op: str = 'sum', arg: typing.Any = None, *, stream: typing.Any = None) -> typing.Any:
     """
     Gradient of spmm w.r.t. the edge weights: grad_w[e] = sum_c grad_out[v, c] * x[indices[e], c].
     

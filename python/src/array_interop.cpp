@@ -383,8 +383,55 @@ std::optional<Array> Call::optional_array(py::handle object, const char* name) {
   return array(object, name);
 }
 
+namespace {
+
+// A `stream` argument's value as an int: the int itself, or what a stream object exposes.
+py::object stream_value(py::handle stream) {
+  if (py::isinstance<py::bool_>(stream)) return py::none();
+  if (py::isinstance<py::int_>(stream)) return py::reinterpret_borrow<py::object>(stream);
+  if (py::hasattr(stream, "__cuda_stream__")) {
+    py::object exposed = stream.attr("__cuda_stream__")();
+    if (py::isinstance<py::tuple>(exposed) && py::len(exposed) == 2) return exposed.cast<py::tuple>()[1];
+    return py::none();
+  }
+  for (const char* attr : {"cuda_stream", "ptr"}) {
+    if (py::hasattr(stream, attr)) return stream.attr(attr);
+  }
+  return py::none();
+}
+
+}  // namespace
+
+void Call::use_stream(py::handle stream) {
+  if (stream.is_none()) return;
+  EW_REQUIRE(!device_, op_, ": use_stream must come before the arrays are read");
+  const py::object value = stream_value(stream);
+  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value)) {
+    throw py::type_error(detail::concat(
+        op_, ": stream must be None, an int (a cudaStream_t; 0 or 1: the legacy default stream, 2: the per-thread "
+             "default stream) or a CUDA stream object (torch.cuda.Stream, cupy.cuda.Stream), got ",
+        std::string(py::str(py::type::of(stream).attr("__name__")))));
+  }
+  long long raw = 0;
+  try {
+    raw = value.cast<long long>();
+  } catch (const py::cast_error&) {
+    throw py::value_error(detail::concat(op_, ": stream (", std::string(py::str(value)), ") is out of range"));
+  }
+  EW_REQUIRE(raw >= 0, op_, ": stream (", raw,
+             ") must be >= 0 (0 or 1: the legacy default stream, 2: the per-thread default stream, larger: a "
+             "cudaStream_t)");
+  stream_ = raw == kDLPackLegacyStream ? 0 : static_cast<intptr_t>(raw);
+  stream_known_ = true;
+  stream_given_ = true;
+}
+
 Context& Call::context() {
-  if (device().is_cpu()) return default_context(Device::cpu());
+  if (device().is_cpu()) {
+    EW_REQUIRE(!stream_given_, op_, ": stream is for CUDA arrays, and the arrays of this call are on cpu "
+                                    "(pass stream=None)");
+    return default_context(Device::cpu());
+  }
   // One Context per (device, stream) and host thread, kept: its scratch is reused by
   // the next op on that stream (stream order makes that safe) instead of being freed
   // (cudaFree synchronises the device) at the end of every call.

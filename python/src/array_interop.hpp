@@ -14,7 +14,8 @@
 //    argument. The capsule is requested on the caller's current stream (torch:
 //    torch.cuda.current_stream(), CuPy: cupy.cuda.get_current_stream(), others: the
 //    legacy default stream) through __dlpack__(stream=...), and the op runs on that
-//    same stream (Call::context()).
+//    same stream (Call::context()). A binding's `stream` argument (Call::use_stream)
+//    names another: the inputs are then requested, and the op run, on it.
 //  - Any other device, an object that is no array, or a failing __dlpack__ (a
 //    torch meta tensor, a tensor that requires grad) -> ValueError/TypeError naming
 //    the argument. All arrays of one call must be on one device (mixed devices are
@@ -122,6 +123,15 @@ class Call {
 
   const char* op() const { return op_; }
 
+  // The binding's `stream` argument, before any array is read. None: the caller's
+  // current stream in its framework. Otherwise a CUDA stream in the DLPack
+  // convention — an int, 0 or 1 the legacy default stream, 2 the per-thread default
+  // stream, larger a cudaStream_t — or an object exposing one (torch.cuda.Stream's
+  // cuda_stream, CuPy's Stream.ptr, __cuda_stream__()). TypeError / ValueError
+  // naming `stream` for anything else; a stream for CPU arrays is a ValueError
+  // (raised by context()).
+  void use_stream(py::handle stream);
+
   // Any dtype, C-contiguous (NumPy/CPU: one copy when it is not).
   Array array(py::handle object, const char* name);
   // Exactly T. NumPy/CPU inputs of another dtype are converted when `convert` (one
@@ -176,6 +186,7 @@ class Call {
   py::object from_dlpack_fn_;  // its from_dlpack, or None
   intptr_t stream_ = 0;        // the caller's CUDA stream (0: legacy default)
   bool stream_known_ = false;
+  bool stream_given_ = false;  // by use_stream
 };
 
 // For bindings that run on CPU only (Graph, samplers, datasets): any NumPy array,

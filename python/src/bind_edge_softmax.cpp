@@ -22,9 +22,10 @@ MatrixView<T> as_output(const Array& a, const MatrixView<const T>& like) {
   return {static_cast<T*>(a.data), like.rows, like.cols, a.device};
 }
 
-py::object edge_softmax_py(const py::object& offsets_in, const py::object& scores_in) {
+py::object edge_softmax_py(const py::object& offsets_in, const py::object& scores_in, const py::object& stream) {
   constexpr const char* kOp = "edge_softmax";
   Call call(kOp);
+  call.use_stream(stream);
   Array offsets = call.int64s(offsets_in, "offsets");
   Array scores = call.array(scores_in, "scores");
   return dispatch_float(scores, kOp, "scores", [&](auto t) -> py::object {
@@ -43,9 +44,10 @@ py::object edge_softmax_py(const py::object& offsets_in, const py::object& score
 }
 
 py::object edge_softmax_backward_py(const py::object& offsets_in, const py::object& out_in,
-                                    const py::object& grad_out_in) {
+                                    const py::object& grad_out_in, const py::object& stream) {
   constexpr const char* kOp = "edge_softmax_backward";
   Call call(kOp);
+  call.use_stream(stream);
   Array offsets = call.int64s(offsets_in, "offsets");
   Array out = call.array(out_in, "out");
   Array grad_out = call.array(grad_out_in, "grad_out");
@@ -70,6 +72,7 @@ py::object edge_softmax_backward_py(const py::object& offsets_in, const py::obje
 
 void register_edge_softmax(py::module_& m) {
   m.def("edge_softmax", &edge_softmax_py, py::arg("offsets"), py::arg("scores"),
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Softmax of per-edge scores over each destination's incoming edges, per head.
 
 offsets: integer array [S+1], a CSR by destination (offsets[0] == 0, offsets[S] == E,
@@ -80,6 +83,7 @@ row's max: numerically stable, every non-empty row sums to 1 per head.
 Returns out, scores' shape and dtype.)doc");
   m.def("edge_softmax_backward", &edge_softmax_backward_py, py::arg("offsets"), py::arg("out"),
         py::arg("grad_out"),
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Gradient of edge_softmax: grad_s[e, h] = y[e, h] * (g[e, h] - sum over the row of g y).
 
 offsets: the forward's CSR. out: the forward's output y [E] or [E, H]; grad_out: dL/dy,

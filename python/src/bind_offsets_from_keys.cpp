@@ -22,9 +22,10 @@ py::object offsets_typed(Call& call, const Array& keys, int64_t num_segments) {
   return call.result(offsets);
 }
 
-py::object offsets_from_keys_py(const py::object& keys_in, int64_t num_segments) {
+py::object offsets_from_keys_py(const py::object& keys_in, int64_t num_segments, const py::object& stream) {
   EW_REQUIRE(num_segments >= 0, kOp, ": num_segments (", num_segments, ") must be >= 0");
   Call call(kOp);
+  call.use_stream(stream);
   Array keys = call.array(keys_in, "keys");
   if (keys.is<int32_t>()) return offsets_typed<int32_t>(call, keys, num_segments);
   if (keys.is<uint32_t>()) return offsets_typed<uint32_t>(call, keys, num_segments);
@@ -36,6 +37,7 @@ py::object offsets_from_keys_py(const py::object& keys_in, int64_t num_segments)
 
 void register_offsets_from_keys(py::module_& m) {
   m.def("offsets_from_keys", &offsets_from_keys_py, py::arg("keys"), py::arg("num_segments"),
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(CSR offsets [S+1] from sorted segment ids.
 
 keys: 1-D integer array [E], sorted (nondecreasing), each in [0, num_segments).
@@ -47,7 +49,8 @@ first bad position.
 keys: a NumPy array or any DLPack tensor, CPU or CUDA (read without a copy when
 C-contiguous int32/uint32/int64; other integer dtypes on CPU are converted to int64
 once). CUDA runs on the caller's current stream; the result comes back in the
-caller's framework (torch in -> torch out).)doc");
+caller's framework (torch in -> torch out).
+stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).)doc");
 }
 
 }  // namespace edgewise::python

@@ -2,6 +2,8 @@
 #include <pybind11/pybind11.h>
 
 #include "array_interop.hpp"
+#include "dtype_dispatch.hpp"
+#include "reduce_outputs.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"
 
 namespace edgewise::python {
@@ -15,54 +17,32 @@ py::object scatter_reduce_typed(Call& call, const Array& values, const Array& in
                                 ReduceOp op, bool return_arg) {
   MatrixView<const T> v = values.matrix<T>(kOp, "values");
   VectorView<const I> idx = index.vector<I>(kOp, "index");
-  const int64_t S = num_segments;
-  const bool one_d = values.ndim() == 1;
-  std::vector<int64_t> shape = one_d ? std::vector<int64_t>{S} : std::vector<int64_t>{S, v.cols};
-  Array out = call.empty<T>(shape);
-  std::optional<Array> arg;
-  MatrixView<int64_t> arg_view;
-  if (return_arg) {
-    arg = call.empty<int64_t>(shape);
-    arg_view = MatrixView<int64_t>(static_cast<int64_t*>(arg->data), S, v.cols, arg->device);
-  }
-  MatrixView<T> out_view(static_cast<T*>(out.data), S, v.cols, out.device);
+  const ReduceOutputs<T> outputs(call, values.ndim() == 1, num_segments, v.cols, return_arg);
   Context& ctx = call.context();
   {
     py::gil_scoped_release release;
-    scatter_reduce<T, I>(v, idx, op, out_view, arg_view, ctx);
+    scatter_reduce<T, I>(v, idx, op, outputs.out_view, outputs.arg_view, ctx);
   }
-  if (return_arg) return py::make_tuple(call.result(out), call.result(*arg));
-  return call.result(out);
-}
-
-template <class I>
-py::object scatter_reduce_index(Call& call, const Array& values, const Array& index, int64_t num_segments,
-                                ReduceOp op, bool return_arg) {
-  if (values.is<float>()) return scatter_reduce_typed<float, I>(call, values, index, num_segments, op, return_arg);
-  if (values.is<double>()) return scatter_reduce_typed<double, I>(call, values, index, num_segments, op, return_arg);
-  if (values.is<int32_t>()) {
-    return scatter_reduce_typed<int32_t, I>(call, values, index, num_segments, op, return_arg);
-  }
-  if (values.is<uint32_t>()) {
-    return scatter_reduce_typed<uint32_t, I>(call, values, index, num_segments, op, return_arg);
-  }
-  detail::throw_invalid_argument(kOp, ": values must be float32, float64, int32 or uint32 (got ", values.dtype_str(),
-                                 ")");
+  return outputs.result(call);
 }
 
 py::object scatter_reduce_py(const py::object& values_in, const py::object& index_in, int64_t num_segments,
-                             const std::string& op, bool return_arg) {
+                             const std::string& op, bool return_arg, const py::object& stream) {
   const ReduceOp reduce = parse_reduce_op(op);
   EW_REQUIRE(num_segments >= 0, kOp, ": num_segments (", num_segments, ") must be >= 0");
   EW_REQUIRE(!return_arg || has_arg(reduce), kOp, ": return_arg is only defined for min and max (op is ",
              to_string(reduce), ")");
   Call call(kOp);
+  call.use_stream(stream);
   Array values = call.array(values_in, "values");
   // int32 and int64 indices are used as they are; other integer dtypes (NumPy/CPU)
   // are converted to int64 once.
   Array index = call.indices(index_in, "index");
-  if (index.is<int32_t>()) return scatter_reduce_index<int32_t>(call, values, index, num_segments, reduce, return_arg);
-  return scatter_reduce_index<int64_t>(call, values, index, num_segments, reduce, return_arg);
+  return dispatch_dtype(ReduceDTypes{}, values, kOp, "values", [&](auto t) {
+    return dispatch_index(index, [&](auto i) {
+      return scatter_reduce_typed<decltype(t), decltype(i)>(call, values, index, num_segments, reduce, return_arg);
+    });
+  });
 }
 
 }  // namespace
@@ -70,6 +50,7 @@ py::object scatter_reduce_py(const py::object& values_in, const py::object& inde
 void register_scatter_reduce(py::module_& m) {
   m.def("scatter_reduce", &scatter_reduce_py, py::arg("values"), py::arg("index"), py::arg("num_segments"),
         py::arg("op") = "sum", py::arg("return_arg") = false,
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Reduce each row of values into the output row its index names.
 
 values: float32, float64, int32 or uint32 array [M] or [M, C]. index: integer array
@@ -87,6 +68,7 @@ atomics, the last bits may vary).
 Arrays: NumPy arrays or any DLPack tensor (PyTorch, CuPy, ...), all on one device;
 zero-copy when C-contiguous with the right dtype (CUDA inputs must be), CUDA runs on
 the caller's current stream, results come back in the caller's framework.
+stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
 Bad input raises ValueError naming the argument.)doc");
 }
 

@@ -24,10 +24,11 @@ int64_t edge_count(const VectorView<const int64_t>& offsets, const char* op) {
 }
 
 py::object sddmm_dot_py(const py::object& offsets_in, const py::object& indices_in, const py::object& x_in,
-                        const py::object& y_in, int64_t heads) {
+                        const py::object& y_in, int64_t heads, const py::object& stream) {
   constexpr const char* kOp = "sddmm_dot";
   EW_REQUIRE(heads >= 1, kOp, ": heads must be >= 1 (got ", heads, ")");
   Call call(kOp);
+  call.use_stream(stream);
   Array offsets = call.int64s(offsets_in, "offsets");
   Array indices = call.indices(indices_in, "indices");
   Array x = call.array(x_in, "x");
@@ -55,9 +56,10 @@ py::object sddmm_dot_py(const py::object& offsets_in, const py::object& indices_
 }
 
 py::object sddmm_add_py(const py::object& offsets_in, const py::object& indices_in, const py::object& a_in,
-                        const py::object& b_in) {
+                        const py::object& b_in, const py::object& stream) {
   constexpr const char* kOp = "sddmm_add";
   Call call(kOp);
+  call.use_stream(stream);
   Array offsets = call.int64s(offsets_in, "offsets");
   Array indices = call.indices(indices_in, "indices");
   Array a = call.array(a_in, "a");
@@ -86,9 +88,10 @@ py::object sddmm_add_py(const py::object& offsets_in, const py::object& indices_
 }
 
 py::object edge_gather_sum_py(const py::object& offsets_in, const py::object& w_in, const py::object& indices_in,
-                              const py::object& x_in, const py::object& edge_ids_in) {
+                              const py::object& x_in, const py::object& edge_ids_in, const py::object& stream) {
   constexpr const char* kOp = "edge_gather_sum";
   Call call(kOp);
+  call.use_stream(stream);
   Array offsets = call.int64s(offsets_in, "offsets");
   Array w = call.array(w_in, "w");
   std::optional<Array> indices;
@@ -129,6 +132,7 @@ py::object edge_gather_sum_py(const py::object& offsets_in, const py::object& w_
 void register_sddmm(py::module_& m) {
   m.def("sddmm_dot", &sddmm_dot_py, py::arg("offsets"), py::arg("indices"), py::arg("x"), py::arg("y"),
         py::arg("heads") = 1,
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Per-edge, per-head dot products over a CSR graph: out[e, h] = x[src_e, head h] . y[dst_e, head h].
 
 offsets: integer array [S+1] (offsets[0] == 0, offsets[S] == E, nondecreasing); the
@@ -142,9 +146,11 @@ Returns out [E, H] of x's dtype (the edges in CSR order).
 
 Arrays (every sddmm / edge_softmax function): NumPy arrays or any DLPack tensor
 (PyTorch, CuPy, ...), all on one device; zero-copy when C-contiguous with the right
-dtype; results come back in the caller's framework. Bad input raises ValueError
-naming the argument.)doc");
+dtype; results come back in the caller's framework. stream (keyword): the CUDA
+stream to run on instead of the caller's current one (as in spmm). Bad input raises
+ValueError naming the argument.)doc");
   m.def("sddmm_add", &sddmm_add_py, py::arg("offsets"), py::arg("indices"), py::arg("a"), py::arg("b"),
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Per-edge sums of endpoint values (GAT's attention logits): out[e, h] = a[src_e, h] + b[dst_e, h].
 
 offsets, indices: the CSR as in sddmm_dot. a: float32 or float64 array [N] or [N, H];
@@ -152,6 +158,7 @@ b: [S] or [S, H] of a's dtype.
 Returns out [E] or [E, H] (a's shape), edges in CSR order.)doc");
   m.def("edge_gather_sum", &edge_gather_sum_py, py::arg("offsets"), py::arg("w"), py::arg("indices") = py::none(),
         py::arg("x") = py::none(), py::arg("edge_ids") = py::none(),
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Edge -> node weighted sum: out[v, h*D + d] = sum over k in offsets[v]:offsets[v+1] of w[id_k, h] * x[indices[k], h*D + d].
 
 offsets: [R+1] a CSR (forward, or transposed with edge_ids). w: float32 or float64

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "array_interop.hpp"
+#include "dtype_dispatch.hpp"
+#include "reduce_outputs.hpp"
 #include "edgewise/kernels/segment_reduce.hpp"
 
 namespace edgewise::python {
@@ -20,40 +22,27 @@ py::object segment_reduce_typed(Call& call, const Array& values, const Array& of
   MatrixView<const T> v = values.matrix<T>(kOp, "values");
   VectorView<const int64_t> off = offsets.vector<int64_t>(kOp, "offsets");
   EW_REQUIRE(off.size >= 1, kOp, ": offsets must have at least one element (got 0)");
-  const int64_t S = off.size - 1;
-  const bool one_d = values.ndim() == 1;
-  std::vector<int64_t> shape = one_d ? std::vector<int64_t>{S} : std::vector<int64_t>{S, v.cols};
-  Array out = call.empty<T>(shape);
-  std::optional<Array> arg;
-  MatrixView<int64_t> arg_view;
-  if (return_arg) {
-    arg = call.empty<int64_t>(shape);
-    arg_view = MatrixView<int64_t>(static_cast<int64_t*>(arg->data), S, v.cols, arg->device);
-  }
-  MatrixView<T> out_view(static_cast<T*>(out.data), S, v.cols, out.device);
+  const ReduceOutputs<T> outputs(call, values.ndim() == 1, off.size - 1, v.cols, return_arg);
   Context& ctx = call.context();
   {
     py::gil_scoped_release release;
-    segment_reduce<T>(v, off, op, out_view, arg_view, ctx);
+    segment_reduce<T>(v, off, op, outputs.out_view, outputs.arg_view, ctx);
   }
-  if (return_arg) return py::make_tuple(call.result(out), call.result(*arg));
-  return call.result(out);
+  return outputs.result(call);
 }
 
 py::object segment_reduce_py(const py::object& values_in, const py::object& offsets_in, const std::string& op,
-                             bool return_arg) {
+                             bool return_arg, const py::object& stream) {
   const ReduceOp reduce = parse_reduce_op(op);
   EW_REQUIRE(!return_arg || has_arg(reduce), kOp, ": return_arg is only defined for min and max (op is ",
              to_string(reduce), ")");
   Call call(kOp);
+  call.use_stream(stream);
   Array values = call.array(values_in, "values");
   Array offsets = call.int64s(offsets_in, "offsets");
-  if (values.is<float>()) return segment_reduce_typed<float>(call, values, offsets, reduce, return_arg);
-  if (values.is<double>()) return segment_reduce_typed<double>(call, values, offsets, reduce, return_arg);
-  if (values.is<int32_t>()) return segment_reduce_typed<int32_t>(call, values, offsets, reduce, return_arg);
-  if (values.is<uint32_t>()) return segment_reduce_typed<uint32_t>(call, values, offsets, reduce, return_arg);
-  detail::throw_invalid_argument(kOp, ": values must be float32, float64, int32 or uint32 (got ", values.dtype_str(),
-                                 ")");
+  return dispatch_dtype(ReduceDTypes{}, values, kOp, "values", [&](auto t) {
+    return segment_reduce_typed<decltype(t)>(call, values, offsets, reduce, return_arg);
+  });
 }
 
 }  // namespace
@@ -70,6 +59,7 @@ void register_segment_reduce(py::module_& m) {
 (one list in the library; each also has an alias, e.g. "add" for "sum").)doc");
   m.def("segment_reduce", &segment_reduce_py, py::arg("values"), py::arg("offsets"), py::arg("op") = "sum",
         py::arg("return_arg") = false,
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Reduce the rows of each offset-delimited segment.
 
 values: float32, float64, int32 or uint32 array [M] or [M, C]. offsets: integer
@@ -87,6 +77,7 @@ inputs are converted once (offsets of another integer type become int64); CUDA
 inputs must already be C-contiguous with the right dtype, and run on the caller's
 current stream. Results come back in the caller's framework (torch in -> torch
 out, NumPy in -> NumPy out), wrapping our buffer without a copy.
+stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
 Bad input raises ValueError naming the argument.)doc");
 }
 

@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 
 #include "array_interop.hpp"
+#include "dtype_dispatch.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
 
 namespace edgewise::python {
@@ -37,30 +38,24 @@ py::tuple sort_typed(Call& call, const Array& keys, const std::optional<Array>& 
     }
     return py::make_tuple(call.result(sorted_keys), call.result(permutation));
   }
-  const Array& v = *values;
-  if (v.is<int32_t>()) return sort_with_values<K, int32_t>(call, keys, v);
-  if (v.is<uint32_t>()) return sort_with_values<K, uint32_t>(call, keys, v);
-  if (v.is<int64_t>()) return sort_with_values<K, int64_t>(call, keys, v);
-  if (v.is<float>()) return sort_with_values<K, float>(call, keys, v);
-  if (v.is<double>()) return sort_with_values<K, double>(call, keys, v);
-  detail::throw_invalid_argument(kOp, ": values must be int32, uint32, int64, float32 or float64 (got ", v.dtype_str(),
-                                 ")");
+  return dispatch_dtype(DTypes<int32_t, uint32_t, int64_t, float, double>{}, *values, kOp, "values",
+                        [&](auto v) { return sort_with_values<K, decltype(v)>(call, keys, *values); });
 }
 
-py::tuple sort_by_key_py(const py::object& keys_in, const py::object& values_in) {
+py::tuple sort_by_key_py(const py::object& keys_in, const py::object& values_in, const py::object& stream) {
   Call call(kOp);
+  call.use_stream(stream);
   Array keys = call.array(keys_in, "keys");
   std::optional<Array> values = call.optional_array(values_in, "values");
-  if (keys.is<int32_t>()) return sort_typed<int32_t>(call, keys, values);
-  if (keys.is<int64_t>()) return sort_typed<int64_t>(call, keys, values);
-  if (keys.is<uint32_t>()) return sort_typed<uint32_t>(call, keys, values);
-  detail::throw_invalid_argument(kOp, ": keys must be int32, int64 or uint32 (got ", keys.dtype_str(), ")");
+  return dispatch_dtype(DTypes<int32_t, int64_t, uint32_t>{}, keys, kOp, "keys",
+                        [&](auto k) { return sort_typed<decltype(k)>(call, keys, values); });
 }
 
 }  // namespace
 
 void register_sort_by_key(py::module_& m) {
   m.def("sort_by_key", &sort_by_key_py, py::arg("keys"), py::arg("values") = py::none(),
+        py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Stable sort of integer keys, carrying a permutation or values.
 
 keys: 1-D int32, int64 or uint32 array [E].
@@ -73,7 +68,8 @@ Bad input raises ValueError.
 keys/values: NumPy arrays or any DLPack tensors, CPU or CUDA, on one device (used
 without a copy when C-contiguous; non-contiguous CPU input is copied once). CUDA
 runs on the caller's current stream; results come back in the caller's framework
-(torch in -> torch out).)doc");
+(torch in -> torch out).
+stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).)doc");
 }
 
 }  // namespace edgewise::python

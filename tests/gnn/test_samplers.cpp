@@ -501,6 +501,21 @@ TEST(SeedSampler, BadInputThrows) {
   EXPECT_THROW(SeedSampler(std::vector<float>{1, INFINITY}), std::invalid_argument);
 }
 
+TEST_P(SeedSamplerTest, ATotalThatOverflowsIsAnErrorNotDraws) {
+  // Each priority is finite, their sum is not: the tree would draw -1 for every seed.
+  SeedSamplerOptions options;
+  options.device = device();
+  const SeedSampler sampler(std::vector<float>{3e38f, 3e38f, 1.0f}, options);
+  try {
+    sampler.sample(2, 0);
+    ADD_FAILURE() << "an infinite total was sampled from";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("SeedSampler: the priorities' total (inf) must be finite and > 0"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SeedSampler, DegreePrioritiesAreOnePlusInDegreeToThePower) {
   const Graph g = test_graph(8, 40);
   const std::vector<int64_t> nodes = {0, 3, 9, 39};

@@ -7,6 +7,7 @@
 
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/sddmm.hpp"
+#include "ops/engine_copy.hpp"
 
 namespace edgewise::gnn {
 
@@ -44,9 +45,9 @@ Variable gather_sources(const Graph& graph, const Variable& x) {
   if (E > 0) {
     std::vector<int64_t> rows(static_cast<size_t>(E + 1));
     std::iota(rows.begin(), rows.end(), int64_t{0});  // edge k is output row k
-    const Buffer<int64_t> one_per_edge = Buffer<int64_t>::from_host(rows, x.device());
+    const Buffer<int64_t> one_per_edge = upload(std::span<const int64_t>(rows), x.device());
     edge_gather_sum<float, int32_t>(one_per_edge.view(), graph.sources().view(), {}, unit_weights(E, x.device()).cview(),
-                                    x.value().cview(), out.view(), trusted_context(x.device()));
+                                    x.value().cview(), out.view(), engine_context(x.device()));
   }
   auto node = std::make_shared<GatherSourcesNode>();
   node->inputs = {x};

@@ -11,6 +11,7 @@
 #include "data/nonzero_scan.hpp"
 #include "edgewise/gnn/dataset.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "io/npy_shape.hpp"
 
 namespace edgewise::gnn {
 
@@ -22,13 +23,6 @@ namespace {
 constexpr size_t kPieceBytes = size_t{4} << 20;
 constexpr size_t kCsrPieceBytes = size_t{1} << 20;
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::ostringstream s;
-  s << "(";
-  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << (shape.size() == 1 ? ",)" : ")");
-  return s.str();
-}
 
 class Loader {
  public:
@@ -68,7 +62,7 @@ class Loader {
     NpyStream s = archive_.stream("node_feat");
     const NpyHeader h = s.header();
     if (h.shape.size() != 2 || h.shape[0] != N)
-      fail("node_feat", "must have shape (N, F) with N = " + std::to_string(N) + ", got " + shape_str(h.shape));
+      fail("node_feat", "must have shape (N, F) with N = " + std::to_string(N) + ", got " + npy_shape_str(h.shape));
     Features f;
     f.rows = N;
     f.cols = h.shape[1];
@@ -183,14 +177,14 @@ class Loader {
       fail("num_nodes", "is " + std::to_string(d.num_nodes) + ", over the 2^31 - 1 nodes a Graph can hold");
     std::vector<int64_t> shape;
     d.edge_index = int64_array("edge_index", &shape);
-    if (shape.size() != 2 || shape[0] != 2) fail("edge_index", "must have shape (2, E), got " + shape_str(shape));
+    if (shape.size() != 2 || shape[0] != 2) fail("edge_index", "must have shape (2, E), got " + npy_shape_str(shape));
     if (has("node_label")) {
       d.labels = int64_array("node_label", &shape);
       const bool ok = (shape.size() == 1 && shape[0] == d.num_nodes) ||
                       (shape.size() == 2 && shape[0] == d.num_nodes && shape[1] == 1);
       if (!ok)
         fail("node_label", "must have shape (N,) or (N, 1) with N = " + std::to_string(d.num_nodes) + ", got " +
-                               shape_str(shape));
+                               npy_shape_str(shape));
     }
     d.num_classes = num_classes(d);
     const std::pair<const char*, std::vector<int64_t>*> splits[] = {
@@ -198,7 +192,7 @@ class Loader {
     for (auto [key, list] : splits) {
       if (!has(key)) continue;
       *list = int64_array(key, &shape);
-      if (shape.size() != 1) fail(key, "must be 1-D, got shape " + shape_str(shape));
+      if (shape.size() != 1) fail(key, "must be 1-D, got shape " + npy_shape_str(shape));
       if (list->empty()) fail(key, "is empty (leave the key out when there is no such split)");
     }
     if (!d.labels.empty() && !has("train_idx") && !has("valid_idx") && !has("test_idx"))
@@ -233,7 +227,7 @@ class Loader {
     const NpyArray a = archive_.read("edge_feat");
     const int64_t E = d.num_edges();
     const bool ok = (a.shape.size() == 1 && a.shape[0] == E) || (a.shape.size() == 2 && a.shape[0] == E && a.shape[1] >= 1);
-    if (!ok) fail("edge_feat", "must have shape (E, D) or (E,) with E = " + std::to_string(E) + ", got " + shape_str(a.shape));
+    if (!ok) fail("edge_feat", "must have shape (E, D) or (E,) with E = " + std::to_string(E) + ", got " + npy_shape_str(a.shape));
     d.edge_feat_dim = a.shape.size() == 2 ? a.shape[1] : 1;
     d.edge_feat = a.as<float>();
     for (size_t i = 0; i < d.edge_feat.size(); ++i) {

@@ -2,25 +2,21 @@
 // accuracy counts reduced over the ranks.
 #include "edgewise/gnn/dist/trainer.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/ops.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/memory.hpp"
+#include "train/epoch_loop.hpp"
 #include "train/epoch_selection.hpp"
 #include "train/loss_guard.hpp"
 
 namespace edgewise::gnn::dist {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
 
 // A + I with every edge weighted 1 / sqrt(deg(src) deg(dst)), deg the global
 // weighted in-degree: Graph::gcn_normalized's arithmetic, with the halo's degrees
@@ -38,23 +34,6 @@ Graph gcn_graph_with_global_degrees(const Graph& local, const HaloExchange& halo
   auto inv_sqrt = [](float d) { return d > 0 ? 1.0f / std::sqrt(d) : 0.0f; };
   for (size_t k = 0; k < src.size(); ++k) w[k] = inv_sqrt(deg[static_cast<size_t>(src[k])]) * w[k] * inv_sqrt(deg[static_cast<size_t>(dst[k])]);
   return looped.with_edge_weight(Tensor::from_host(w, static_cast<int64_t>(w.size()), 1)).to(local.device());
-}
-
-std::unique_ptr<Optimizer> make_optimizer(const DistNodeClassifier& model, const TrainerOptions& o) {
-  auto groups = model.param_groups(o.weight_decay);
-  AdamOptions adam;
-  adam.lr = o.lr;
-  switch (o.optimizer) {
-    case OptimizerKind::Adam: return std::make_unique<Adam>(groups, adam);
-    case OptimizerKind::AdamW: return make_adamw(groups, adam);
-    case OptimizerKind::Sgd: {
-      SgdOptions sgd;
-      sgd.lr = o.lr;
-      sgd.momentum = o.momentum;
-      return std::make_unique<Sgd>(groups, sgd);
-    }
-  }
-  return nullptr;
 }
 
 // Every parameter's gradient summed over the ranks (a missing one counts as 0).
@@ -139,25 +118,24 @@ DistTrainResult fit_distributed(const Communicator& comm, DistNodeClassifier& mo
              "fit_distributed: the validation split is empty: best-valid selection and early stopping need it");
   EW_REQUIRE(options.checkpoint_path.empty() && options.resume_path.empty(),
              "fit_distributed: checkpoints are not supported in distributed runs");
-  const bool root = comm.rank() == 0;
-  for (const std::string* path : {&options.metrics_csv, &options.metrics_json, &options.plot_svg})
-    if (root && !path->empty()) check_writable_file(*path);
+  train_detail::EpochLoop loop;
+  loop.report = comm.rank() == 0;
+  if (loop.report) train_detail::check_output_paths(options);
   Generator generator(options.seed);
-  auto optimizer = make_optimizer(model, options);
+  auto optimizer = train_detail::make_optimizer(model.param_groups(options.weight_decay), options);
   train_detail::LossGuard loss_guard("Trainer", options.nonfinite_loss);
   train_detail::EpochSelector selector(options.selection);
   DistTrainResult out;
-  TrainResult& result = out.result;
   const std::vector<Variable> params = model.parameters();
   const TrainData& d = data.local;
+  loop.dataset_name = d.name;
   const Device device = d.labels.device();
+  int64_t epoch_halo_bytes = 0;
   double halo_bytes = 0;
-  const auto start = Clock::now();
-  for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) {
-    EpochRecord rec;
-    rec.epoch = epoch;
+  loop.start = train_detail::Clock::now();
+  loop.train_step = [&](EpochRecord& rec) {
     comm.reset_bytes_sent();
-    const auto t0 = Clock::now();
+    const auto t0 = train_detail::Clock::now();
     model.train();
     optimizer->zero_grad();
     Variable logits = model.forward(generator);
@@ -165,62 +143,47 @@ DistTrainResult fit_distributed(const Communicator& comm, DistNodeClassifier& mo
     std::vector<double> loss_sum{loss.value().to_host_vector()[0]};
     comm.allreduce_sum_in_rank_order(loss_sum);
     rec.loss = loss_sum[0];
-    loss_guard.check(rec.loss, epoch);  // the same value on every rank: all stop or none
+    loss_guard.check(rec.loss, rec.epoch);  // the same value on every rank: all stop or none
     loss.backward();
     allreduce_gradients(comm, params, device);
     optimizer->step();
     synchronize(device);
-    rec.epoch_ms = comm.allreduce_max(ms_between(t0, Clock::now()));
+    rec.epoch_ms = comm.allreduce_max(train_detail::seconds_between(t0, train_detail::Clock::now()) * 1e3);
     std::vector<int64_t> bytes{comm.bytes_sent()};
     comm.allreduce_sum(bytes);
+    epoch_halo_bytes = bytes[0];
     halo_bytes += static_cast<double>(bytes[0]);
-    {
-      NoGradGuard guard;
-      model.eval();
-      const Tensor scores = model.forward(generator).value();
-      model.train();
-      std::vector<int64_t> counts{correct(scores, d.labels, d.train_idx), correct(scores, d.labels, d.valid_idx),
-                                  correct(scores, d.labels, d.test_idx)};
-      comm.allreduce_sum(counts);
-      std::vector<double> valid_loss{0.0};
-      if (d.valid_idx.numel() > 0) {
-        Tensor logp(scores.rows(), scores.cols(), scores.device());
-        ops::log_softmax_rows(scores, logp);
-        valid_loss[0] = static_cast<double>(ops::nll_loss(logp, d.labels, d.valid_idx, nullptr)) *
-                        static_cast<double>(d.valid_idx.numel());
-      }
-      comm.allreduce_sum_in_rank_order(valid_loss);
-      auto ratio = [](int64_t a, int64_t b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0; };
-      rec.train_acc = ratio(counts[0], data.global_train);
-      rec.valid_acc = ratio(counts[1], data.global_valid);
-      rec.test_acc = ratio(counts[2], data.global_test);
-      rec.valid_loss = data.global_valid > 0 ? valid_loss[0] / static_cast<double>(data.global_valid) : 0.0;
+  };
+  loop.evaluate = [&](EpochRecord& rec) {
+    NoGradGuard guard;
+    model.eval();
+    const Tensor scores = model.forward(generator).value();
+    model.train();
+    std::vector<int64_t> counts{correct(scores, d.labels, d.train_idx), correct(scores, d.labels, d.valid_idx),
+                                correct(scores, d.labels, d.test_idx)};
+    comm.allreduce_sum(counts);
+    std::vector<double> valid_loss{0.0};
+    if (d.valid_idx.numel() > 0) {
+      Tensor logp(scores.rows(), scores.cols(), scores.device());
+      ops::log_softmax_rows(scores, logp);
+      valid_loss[0] = static_cast<double>(ops::nll_loss(logp, d.labels, d.valid_idx, nullptr)) *
+                      static_cast<double>(d.valid_idx.numel());
     }
-    result.history.push_back(rec);
-    const int64_t since_best = selector.observe(rec, result);
-    if (root && options.log_every > 0 && (epoch % options.log_every == 0 || epoch == 1 || epoch == options.epochs)) {
-      std::printf("epoch %4lld/%lld  loss %.4f  train %.3f  valid %.3f  test %.3f  %.2f ms/epoch  halo %.3f MB  (%d ranks)\n",
-                  static_cast<long long>(epoch), static_cast<long long>(options.epochs), rec.loss, rec.train_acc,
-                  rec.valid_acc, rec.test_acc, rec.epoch_ms, static_cast<double>(bytes[0]) / 1e6, comm.size());
-      std::fflush(stdout);
-    }
-    if (options.on_epoch && !options.on_epoch(rec)) {
-      result.stopped_early = true;
-      break;
-    }
-    if (options.patience > 0 && since_best >= options.patience) {
-      result.stopped_early = true;
-      break;
-    }
-  }
-  selector.finish(result);
-  result.total_seconds = ms_between(start, Clock::now()) / 1e3;
-  out.halo_bytes_per_epoch = halo_bytes / static_cast<double>(result.history.size());
-  if (root) {
-    if (!options.metrics_csv.empty()) write_metrics_csv(options.metrics_csv, result.history);
-    if (!options.metrics_json.empty()) write_metrics_json(options.metrics_json, result);
-    if (!options.plot_svg.empty()) write_training_curves_svg(options.plot_svg, result.history, d.name);
-  }
+    comm.allreduce_sum_in_rank_order(valid_loss);
+    auto ratio = [](int64_t a, int64_t b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0; };
+    rec.train_acc = ratio(counts[0], data.global_train);
+    rec.valid_acc = ratio(counts[1], data.global_valid);
+    rec.test_acc = ratio(counts[2], data.global_test);
+    rec.valid_loss = data.global_valid > 0 ? valid_loss[0] / static_cast<double>(data.global_valid) : 0.0;
+  };
+  loop.progress_tail = [&](const EpochRecord&, double) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "halo %.3f MB  (%d ranks)", static_cast<double>(epoch_halo_bytes) / 1e6,
+                  comm.size());
+    return std::string(buf);
+  };
+  train_detail::run_epochs(options, loop, selector, out.result);
+  out.halo_bytes_per_epoch = halo_bytes / static_cast<double>(out.result.history.size());
   return out;
 }
 

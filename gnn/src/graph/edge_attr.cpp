@@ -5,30 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "ops/engine_copy.hpp"
 
 namespace edgewise::gnn {
-
-namespace {
-
-// Copies ordered on the engine's stream, like the rest of graph construction (the
-// plain Buffer / Tensor copies would use the default stream).
-template <class T>
-Buffer<T> copy_of(const Buffer<T>& b, Device device) {
-  Buffer<T> out(b.size(), device);
-  copy_bytes(out.data(), device, b.data(), b.device(), b.bytes(), engine_stream(device, b.device()));
-  return out;
-}
-
-template <class T>
-std::vector<T> host_vector(const T* data, int64_t n, Device device) {
-  std::vector<T> out(static_cast<size_t>(n));
-  copy_bytes(out.data(), Device::cpu(), data, device, out.size() * sizeof(T), engine_stream(device));
-  return out;
-}
-
-}  // namespace
 
 Graph Graph::with_edge_attr(const Tensor& edge_attr) const {
   constexpr const char* kOp = "Graph::with_edge_attr";

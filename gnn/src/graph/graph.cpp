@@ -16,6 +16,7 @@
 #include "edgewise/kernels/sort_by_key.hpp"
 #include "graph/edge_attr.hpp"
 #include "graph/graph_build.hpp"
+#include "ops/engine_copy.hpp"
 
 namespace edgewise::gnn {
 
@@ -29,15 +30,6 @@ T element_at(VectorView<const T> v, int64_t i) {
   T value{};
   copy_bytes(&value, Device::cpu(), v.data + i, v.device, sizeof(T), engine_stream(v.device));
   return value;
-}
-
-// A copy of a buffer on `device`, ordered on the engine's stream (Buffer::to would
-// use the default stream).
-template <class T>
-Buffer<T> copy_of(const Buffer<T>& b, Device device) {
-  Buffer<T> out(b.size(), device);
-  copy_bytes(out.data(), device, b.data(), b.device(), b.bytes(), engine_stream(device, b.device()));
-  return out;
 }
 
 // Part [begin, begin + size) of a buffer, as a view.
@@ -212,8 +204,8 @@ Tensor Graph::out_degree(bool weighted) const {
 }
 
 std::pair<std::vector<int64_t>, std::vector<int64_t>> Graph::coo() const {
-  const std::vector<int32_t> s = sources().to_host_vector();
-  const std::vector<int32_t> d = destinations().to_host_vector();
+  const std::vector<int32_t> s = host_vector(sources().data(), num_edges(), device());
+  const std::vector<int32_t> d = host_vector(destinations().data(), num_edges(), device());
   return {std::vector<int64_t>(s.begin(), s.end()), std::vector<int64_t>(d.begin(), d.end())};
 }
 

@@ -1,10 +1,12 @@
 // Graph::from_csr: a Graph from a CSR by destination that a caller already built
-// (the samplers' blocks), validated once, without the sort of from_coo.
+// (the samplers' blocks), validated once, without the sort of from_coo; uploaded on
+// the engine stream.
 #include <cmath>
 #include <numeric>
 
 #include "edgewise/gnn/graph.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "ops/engine_copy.hpp"
 
 namespace edgewise::gnn {
 
@@ -42,10 +44,10 @@ Graph Graph::from_csr(std::span<const int64_t> offsets, std::span<const int32_t>
   }
   std::vector<int64_t> edge_ids(static_cast<size_t>(E));
   std::iota(edge_ids.begin(), edge_ids.end(), int64_t{0});
-  impl->offsets = Buffer<int64_t>::from_host(offsets, device);
-  impl->sources = Buffer<int32_t>::from_host(sources, device);
-  impl->destinations = Buffer<int32_t>::from_host(std::span<const int32_t>(destinations), device);
-  impl->edge_ids = Buffer<int64_t>::from_host(std::span<const int64_t>(edge_ids), device);
+  impl->offsets = upload(offsets, device);
+  impl->sources = upload(sources, device);
+  impl->destinations = upload(std::span<const int32_t>(destinations), device);
+  impl->edge_ids = upload(std::span<const int64_t>(edge_ids), device);
   if (!edge_weight.empty()) impl->edge_weight = Tensor::from_host(edge_weight, E, 1, device);
   Graph g;
   g.impl_ = impl;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "io/byte_order.hpp"
+#include "io/npy_shape.hpp"
 #include "io/npy_stream_impl.hpp"
 #include "io/zip_entry_reader.hpp"
 
@@ -117,13 +118,6 @@ std::vector<std::byte> to_c_order(const std::vector<std::byte>& fortran, const s
   return out;
 }
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::ostringstream s;
-  s << "(";
-  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << (shape.size() == 1 ? ",)" : ")");
-  return s.str();
-}
 
 }  // namespace
 
@@ -290,7 +284,7 @@ NpyStream NpzArchive::stream(std::string_view key) const {
   const uint64_t payload = static_cast<uint64_t>(h.payload_bytes());
   if (payload != r.remaining()) {
     std::ostringstream msg;
-    msg << where << ": shape " << shape_str(h.shape) << " x itemsize " << h.dtype.itemsize << " = " << payload
+    msg << where << ": shape " << npy_shape_str(h.shape) << " x itemsize " << h.dtype.itemsize << " = " << payload
         << " bytes, but the entry holds " << r.remaining() << " payload bytes after its header";
     throw DataFileError(msg.str());
   }

@@ -3,6 +3,7 @@
 
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "nn/conv_stack.hpp"
 #include "nn/gat_model.hpp"
 
 namespace edgewise::gnn {
@@ -48,118 +49,36 @@ Variable NodeClassifier::embed(const Graph&, const NodeFeatures&, Generator&) {
 
 namespace {
 
-// Layer l of L maps in -> hidden, hidden -> hidden, ..., hidden -> out.
-template <class Conv, class Make>
-std::vector<std::unique_ptr<Conv>> stack(const ModelConfig& c, Make make) {
-  EW_REQUIRE(c.layers >= 1, "model: layers (", c.layers, ") must be >= 1");
-  EW_REQUIRE(c.in_features > 0 && c.out_features > 0 && c.hidden_features > 0, "model: feature sizes in ",
-             c.in_features, ", hidden ", c.hidden_features, ", out ", c.out_features, " must be positive");
-  EW_REQUIRE(c.dropout >= 0.0f && c.dropout < 1.0f, "model: dropout (", c.dropout, ") must lie in [0, 1)");
-  std::vector<std::unique_ptr<Conv>> convs;
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const int64_t in = l == 0 ? c.in_features : c.hidden_features;
-    const int64_t out = l + 1 == c.layers ? c.out_features : c.hidden_features;
-    convs.push_back(make(in, out));
-  }
-  return convs;
-}
-
 template <class Conv>
-class ConvStack : public NodeClassifier {
+class ConvStack : public nn_detail::ConvStackModule<Conv, NodeClassifier> {
  public:
-  ConvStack(const ModelConfig& config, std::vector<std::unique_ptr<Conv>> convs, bool decay_first_only)
-      : config_(config), convs_(std::move(convs)), decay_first_only_(decay_first_only) {}
+  using nn_detail::ConvStackModule<Conv, NodeClassifier>::ConvStackModule;
 
   Variable forward(const Graph& graph, const NodeFeatures& x, Generator& generator) override {
-    return run(graph, x, generator, convs_.size());
+    return this->run(graph, x, generator, this->num_layers(), kSingleProcess);
   }
 
   Variable embed(const Graph& graph, const NodeFeatures& x, Generator& generator) override {
-    EW_REQUIRE(convs_.size() >= 2, "model: embeddings need a hidden layer (this model has ", convs_.size(),
+    EW_REQUIRE(this->num_layers() >= 2, "model: embeddings need a hidden layer (this model has ", this->num_layers(),
                " layer)");
-    return run(graph, x, generator, convs_.size() - 1);
-  }
-
-  NamedParameters named_parameters() const override {
-    NamedParameters named;
-    for (size_t l = 0; l < convs_.size(); ++l) append_named_parameters(named, "convs." + std::to_string(l), *convs_[l]);
-    return named;
-  }
-
-  std::vector<Variable> parameters() const override { return parameter_values(named_parameters()); }
-
-  std::vector<ParamGroup> param_groups(float weight_decay) const override {
-    if (!decay_first_only_) return NodeClassifier::param_groups(weight_decay);
-    std::vector<ParamGroup> groups{ParamGroup{convs_[0]->parameters(), weight_decay}, ParamGroup{{}, 0.0f}};
-    for (size_t l = 1; l < convs_.size(); ++l) {
-      for (const Variable& p : convs_[l]->parameters()) groups[1].params.push_back(p);
-    }
-    return groups;
-  }
-
-  std::string describe() const override {
-    std::string s = std::string(to_string(config_.kind)) + "[";
-    for (size_t l = 0; l < convs_.size(); ++l) s += (l ? ", " : "") + convs_[l]->describe();
-    return s + "], dropout " + std::to_string(config_.dropout);
+    return this->run(graph, x, generator, this->num_layers() - 1, kSingleProcess);
   }
 
  private:
-  // Layers [0, count) and, when count < the layer count, the ReLU and dropout that
-  // feed layer `count`.
-  Variable run(const Graph& graph, const NodeFeatures& x, Generator& generator, size_t count) {
-    Variable h;
-    if (x.is_sparse()) {
-      h = convs_[0]->forward(graph, sparse_dropout(x.sparse, config_.dropout, training(), generator));
-    } else {
-      h = convs_[0]->forward(graph, dropout(Variable(x.dense), config_.dropout, training(), generator));
-    }
-    for (size_t l = 1; l < convs_.size(); ++l) {
-      h = dropout(relu(h), config_.dropout, training(), generator);
-      if (l == count) return h;
-      h = convs_[l]->forward(graph, h);
-    }
-    return h;
-  }
-
-  ModelConfig config_;
-  std::vector<std::unique_ptr<Conv>> convs_;
-  bool decay_first_only_;
+  static inline const nn_detail::StackHooks kSingleProcess{};
 };
 
 }  // namespace
 
 std::unique_ptr<NodeClassifier> make_model(const ModelConfig& c, Generator& generator, Device device) {
   require_available(device, "make_model");
-  switch (c.kind) {
-    case ModelKind::GCN: {
-      GCNConvOptions o;
-      o.aggregation = c.aggregation;
-      o.aggregation.op = ReduceOp::Sum;
-      auto convs = stack<GCNConv>(
-          c, [&](int64_t in, int64_t out) { return std::make_unique<GCNConv>(in, out, generator, o, device); });
-      return std::make_unique<ConvStack<GCNConv>>(c, std::move(convs), /*decay_first_only=*/true);
-    }
-    case ModelKind::GraphSAGE: {
-      SAGEConvOptions o;
-      o.aggregator = c.sage_aggregator;
-      o.normalize = c.sage_normalize;
-      o.aggregation = c.aggregation;
-      auto convs = stack<SAGEConv>(
-          c, [&](int64_t in, int64_t out) { return std::make_unique<SAGEConv>(in, out, generator, o, device); });
-      return std::make_unique<ConvStack<SAGEConv>>(c, std::move(convs), false);
-    }
-    case ModelKind::GIN: {
-      GINConvOptions o;
-      o.train_eps = c.gin_train_eps;
-      o.aggregation = c.aggregation;
-      auto convs = stack<GINConv>(c, [&](int64_t in, int64_t out) {
-        return std::make_unique<GINConv>(in, c.hidden_features, out, generator, o, device);
+  if (c.kind == ModelKind::Gat) return make_gat_model(c, generator, device);
+  return nn_detail::build_conv_stack(
+      c, generator, device, /*gcn_graph_normalized=*/false,
+      [&](auto convs, bool decay_first_only) -> std::unique_ptr<NodeClassifier> {
+        using Conv = typename decltype(convs)::value_type::element_type;
+        return std::make_unique<ConvStack<Conv>>(c, std::move(convs), decay_first_only);
       });
-      return std::make_unique<ConvStack<GINConv>>(c, std::move(convs), false);
-    }
-    case ModelKind::Gat: return make_gat_model(c, generator, device);
-  }
-  detail::throw_invalid_argument("model: unknown kind");
 }
 
 }  // namespace edgewise::gnn

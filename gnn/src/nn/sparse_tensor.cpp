@@ -9,6 +9,7 @@
 #include "edgewise/kernels/offsets_from_keys.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
 #include "edgewise/kernels/spmm.hpp"
+#include "ops/engine_copy.hpp"
 
 namespace edgewise::gnn {
 
@@ -18,8 +19,8 @@ SparseTensor SparseTensor::from_csr(const CsrMatrix& csr, Device device) {
   s->rows = csr.rows;
   s->cols = csr.cols;
   s->nnz = csr.nnz();
-  s->offsets = Buffer<int64_t>::from_host(csr.offsets, device);
-  s->indices = Buffer<int32_t>::from_host(csr.indices, device);
+  s->offsets = upload(std::span<const int64_t>(csr.offsets), device);
+  s->indices = upload(std::span<const int32_t>(csr.indices), device);
   SparseTensor t;
   t.impl_ = s;
   t.values_ = Tensor::from_host(csr.values, csr.nnz(), 1, device);
@@ -29,8 +30,9 @@ SparseTensor SparseTensor::from_csr(const CsrMatrix& csr, Device device) {
 const TransposedCsr& SparseTensor::transposed() const {
   std::call_once(impl_->transposed_once, [this] {
     const int64_t nnz = impl_->nnz;
-    const std::vector<int64_t> offsets = impl_->offsets.to_host_vector();
-    const std::vector<int32_t> columns = impl_->indices.to_host_vector();
+    const Device d = impl_->offsets.device();
+    const std::vector<int64_t> offsets = host_vector(impl_->offsets.data(), impl_->rows + 1, d);
+    const std::vector<int32_t> columns = host_vector(impl_->indices.data(), nnz, d);
     std::vector<int32_t> sorted_columns(static_cast<size_t>(nnz));
     std::vector<int64_t> position(static_cast<size_t>(nnz));
     Context ctx;
@@ -48,11 +50,10 @@ const TransposedCsr& SparseTensor::transposed() const {
     }
     std::vector<int32_t> t_rows(static_cast<size_t>(nnz));
     for (int64_t t = 0; t < nnz; ++t) t_rows[t] = row_of[position[t]];
-    const Device d = impl_->offsets.device();
     auto tr = std::make_unique<TransposedCsr>();
-    tr->offsets = Buffer<int64_t>::from_host(col_offsets, d);
-    tr->destinations = Buffer<int32_t>::from_host(t_rows, d);
-    tr->edge_ids = Buffer<int64_t>::from_host(position, d);
+    tr->offsets = upload(std::span<const int64_t>(col_offsets), d);
+    tr->destinations = upload(std::span<const int32_t>(t_rows), d);
+    tr->edge_ids = upload(std::span<const int64_t>(position), d);
     impl_->transposed = std::move(tr);
   });
   return *impl_->transposed;
@@ -75,8 +76,8 @@ CsrMatrix SparseTensor::to_csr() const {
   CsrMatrix m;
   m.rows = rows();
   m.cols = cols();
-  m.offsets = impl_->offsets.to_host_vector();
-  m.indices = impl_->indices.to_host_vector();
+  m.offsets = host_vector(impl_->offsets.data(), impl_->offsets.size(), device());
+  m.indices = host_vector(impl_->indices.data(), impl_->indices.size(), device());
   m.values = values_.to_host_vector();
   return m;
 }

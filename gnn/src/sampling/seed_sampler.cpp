@@ -1,11 +1,14 @@
 // SeedSampler: seed nodes drawn in proportion to updatable priorities (SegmentTree),
-// merged into distinct nodes with unbiased importance weights.
+// merged into distinct nodes with unbiased importance weights. Tree work and copies
+// run on the engine stream.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "edgewise/gnn/importance_sampler.hpp"
+#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "ops/engine_copy.hpp"
 
 namespace edgewise::gnn {
 
@@ -48,9 +51,9 @@ SeedSampler::SeedSampler(std::span<const float> priorities, SeedSamplerOptions o
   const int64_t N = num_nodes();
   std::vector<int64_t> all(static_cast<size_t>(N));
   std::iota(all.begin(), all.end(), int64_t{0});
-  Buffer<int64_t> d_all = Buffer<int64_t>::from_host(std::span<const int64_t>(all), options.device);
-  Buffer<float> d_p = Buffer<float>::from_host(std::span<const float>(priorities_), options.device);
-  tree_.update(d_all.view(), d_p.view());
+  Buffer<int64_t> d_all = upload(std::span<const int64_t>(all), options.device);
+  Buffer<float> d_p = upload(std::span<const float>(priorities_), options.device);
+  tree_.update(d_all.view(), d_p.view(), engine_context(options.device));
   population_ = std::count_if(priorities_.begin(), priorities_.end(), [](float p) { return p > 0.0f; });
 }
 
@@ -73,13 +76,18 @@ SeedBatch SeedSampler::sample(int64_t batch_size, uint64_t seed) const {
              ") must lie in [0, population] = [0, ", population_, "] (nodes with a positive priority)");
   SeedBatch batch;
   if (batch_size == 0) return batch;
+  Context& ctx = engine_context(options_.device);
+  // p_i from the tree's own total (what the draws are proportional to). The engine
+  // context trusts its inputs: the total (which can overflow) is checked here.
+  const float root = tree_.total(ctx);
+  EW_REQUIRE(std::isfinite(root) && root > 0.0f, kOp, ": the priorities' total (", root,
+             ") must be finite and > 0 to draw");
   Buffer<int64_t> d_draws(batch_size, options_.device);
-  tree_.sample(d_draws.view(), seed, options_.stratified);
-  batch.draws = d_draws.to_host_vector();
+  tree_.sample(d_draws.view(), seed, options_.stratified, ctx);
+  batch.draws = host_vector(d_draws.data(), batch_size, options_.device);
   std::vector<int64_t> sorted = batch.draws;
   std::sort(sorted.begin(), sorted.end());
-  // p_i from the tree's own total (what the draws were proportional to).
-  const double total = static_cast<double>(tree_.total());
+  const double total = static_cast<double>(root);
   const double scale = 1.0 / (static_cast<double>(batch_size) * static_cast<double>(population_));
   for (size_t k = 0; k < sorted.size();) {
     size_t e = k;
@@ -105,9 +113,9 @@ void SeedSampler::update_priorities(std::span<const int64_t> nodes, std::span<co
   }
   check_priorities(values, "values");
   if (nodes.empty()) return;
-  Buffer<int64_t> d_nodes = Buffer<int64_t>::from_host(nodes, options_.device);
-  Buffer<float> d_values = Buffer<float>::from_host(values, options_.device);
-  tree_.update(d_nodes.view(), d_values.view());
+  Buffer<int64_t> d_nodes = upload(nodes, options_.device);
+  Buffer<float> d_values = upload(values, options_.device);
+  tree_.update(d_nodes.view(), d_values.view(), engine_context(options_.device));
   for (size_t k = 0; k < nodes.size(); ++k) {  // in order: the last write wins, as in the tree
     float& p = priorities_[nodes[k]];
     population_ += static_cast<int64_t>(values[k] > 0.0f) - static_cast<int64_t>(p > 0.0f);

@@ -218,6 +218,12 @@ void check_checkpoint_path(const std::string& path) {
              "' is not writable");
 }
 
+void check_checkpoint_options(const char* op, int64_t every, const std::string& path) {
+  EW_REQUIRE(every >= 0, op, ": checkpoint_every (", every, ") must be >= 0");
+  EW_REQUIRE(every == 0 || !path.empty(), op, ": checkpoint_every (", every, ") needs a checkpoint_path");
+  if (!path.empty()) check_checkpoint_path(path);
+}
+
 void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run, double elapsed_seconds) {
   TrainerCheckpoint c;
   c.epoch = epoch;

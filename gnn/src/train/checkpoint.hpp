@@ -41,6 +41,10 @@ TrainerCheckpoint read_trainer_checkpoint(const std::string& path);
 // so that a run does not train for hours before finding out.
 void check_checkpoint_path(const std::string& path);
 
+// The checkpoint options of a trainer (`op` names it in the message): every >= 0,
+// every > 0 needs a path, and a path must be writable (check_checkpoint_path).
+void check_checkpoint_options(const char* op, int64_t every, const std::string& path);
+
 // The parts of a running fit() a checkpoint saves and restores.
 struct RunState {
   NodeClassifier& model;

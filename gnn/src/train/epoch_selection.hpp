@@ -1,17 +1,30 @@
-// What Trainer and MiniBatchTrainer share after each evaluation: scoring the
-// full-batch logits, and keeping the metrics of the epoch TrainerOptions::selection
+// What Trainer and MiniBatchTrainer share around each evaluation: the full-batch
+// scores, scoring them, and keeping the metrics of the epoch TrainerOptions::selection
 // (or MiniBatchTrainerOptions::selection) reports.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "edgewise/gnn/autograd.hpp"
+#include "edgewise/gnn/random.hpp"
 #include "edgewise/gnn/trainer.hpp"
 
 namespace edgewise::gnn::train_detail {
 
 // Full-batch scores [N, K] -> rec's train / valid / test accuracy and validation loss.
 void score_epoch(const Tensor& scores, const TrainData& data, EpochRecord& rec);
+
+// The model's full-batch scores [N, K] in eval mode, nothing recorded for backward;
+// the model is left in training mode.
+template <class Model>
+Tensor eval_scores(Model& model, const TrainData& data, Generator& generator) {
+  NoGradGuard guard;
+  model.eval();
+  Tensor scores = model.forward(data.graph, data.features, generator).value();
+  model.train();
+  return scores;
+}
 
 // What EpochSelector has learnt so far (for checkpoints): the best evaluated
 // epoch by validation accuracy and the patience count.

@@ -11,6 +11,7 @@
 #include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/spmm.hpp"
+#include "ops/engine_copy.hpp"
 
 namespace edgewise::gnn {
 
@@ -91,8 +92,8 @@ NodeFeatures FeatureGatherer::gather(const IndexTensor& nodes) const {
   std::vector<int64_t> offsets(static_cast<size_t>(n + 1));
   std::iota(offsets.begin(), offsets.end(), int64_t{0});
   std::vector<int32_t> sources(ids.begin(), ids.end());
-  Buffer<int64_t> d_offsets = Buffer<int64_t>::from_host(std::span<const int64_t>(offsets), device);
-  Buffer<int32_t> d_sources = Buffer<int32_t>::from_host(std::span<const int32_t>(sources), device);
+  Buffer<int64_t> d_offsets = upload(std::span<const int64_t>(offsets), device);
+  Buffer<int32_t> d_sources = upload(std::span<const int32_t>(sources), device);
   out.dense = Tensor(n, features_.cols(), device);
   spmm<float, int32_t>(d_offsets.view(), d_sources.view(), {}, features_.dense.cview(), ReduceOp::Sum,
                        out.dense.view(), {}, engine_context(device));

@@ -67,11 +67,7 @@ MiniBatchTrainer::MiniBatchTrainer(MiniBatchSAGE& model, const TrainData& data, 
              "' is empty: best-valid selection and early stopping need it (use ModelSelection::LastEpoch, patience 0)");
   EW_REQUIRE(static_cast<int64_t>(options_.fanouts.size()) == model.num_layers(), kOp, ": ", options_.fanouts.size(),
              " fanouts for a model of ", model.num_layers(), " layers");
-  EW_REQUIRE(options_.checkpoint_every >= 0, kOp, ": checkpoint_every (", options_.checkpoint_every,
-             ") must be >= 0");
-  EW_REQUIRE(options_.checkpoint_every == 0 || !options_.checkpoint_path.empty(), kOp, ": checkpoint_every (",
-             options_.checkpoint_every, ") needs a checkpoint_path");
-  if (!options_.checkpoint_path.empty()) train_detail::check_checkpoint_path(options_.checkpoint_path);
+  train_detail::check_checkpoint_options(kOp, options_.checkpoint_every, options_.checkpoint_path);
   const DataParallel& dp = options_.data_parallel;
   EW_REQUIRE(dp.world_size >= 1 && dp.rank >= 0 && dp.rank < dp.world_size, kOp, ": data_parallel rank ", dp.rank,
              " of world_size ", dp.world_size);
@@ -82,11 +78,7 @@ MiniBatchTrainer::MiniBatchTrainer(MiniBatchSAGE& model, const TrainData& data, 
 }
 
 double MiniBatchTrainer::evaluate(const IndexTensor& rows) {
-  NoGradGuard guard;
-  model_.eval();
-  Variable logits = model_.forward(data_.graph, data_.features, generator_);
-  model_.train();
-  return ops::accuracy(logits.value(), data_.labels, rows);
+  return ops::accuracy(train_detail::eval_scores(model_, data_, generator_), data_.labels, rows);
 }
 
 MiniBatchTrainResult MiniBatchTrainer::fit() {
@@ -188,11 +180,7 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
 
     const bool evaluate_now = epoch % options_.eval_every == 0 || epoch == options_.epochs;
     if (evaluate_now) {
-      NoGradGuard guard;
-      model_.eval();
-      const Tensor scores = model_.forward(data_.graph, data_.features, generator_).value();
-      model_.train();
-      train_detail::score_epoch(scores, data_, rec);
+      train_detail::score_epoch(train_detail::eval_scores(model_, data_, generator_), data_, rec);
       since_best = selector.observe(rec, result);
     }
     result.history.push_back(rec);

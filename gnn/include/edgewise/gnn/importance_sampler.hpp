@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "edgewise/gnn/neighbor_sampler.hpp"
+#include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/segment_tree.hpp"
 
 namespace edgewise::gnn {
@@ -70,7 +71,7 @@ class SeedSampler {
   int64_t num_nodes() const noexcept { return static_cast<int64_t>(priorities_.size()); }
   int64_t population() const noexcept { return population_; }  // nodes with priority > 0
   const std::vector<float>& priorities() const noexcept { return priorities_; }  // host mirror
-  float total() const { return tree_.total(); }
+  float total() const { return tree_.total(engine_context(tree_.device())); }
   const SegmentTree& tree() const noexcept { return tree_; }
 
  private:

@@ -5,18 +5,9 @@
 #include <set>
 
 #include "data/formats/formats.hpp"
+#include "io/npy_shape.hpp"
 
 namespace edgewise::gnn::formats {
-
-namespace {
-
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
-}  // namespace
 
 Dataset load_gnn_benchmark_npz(const std::string& file, const NpzArchive& archive, const LoadOptions& options) {
   const std::string where = "npz '" + file + "'";
@@ -50,7 +41,7 @@ Dataset load_gnn_benchmark_npz(const std::string& file, const NpzArchive& archiv
     used.insert("attr_matrix");
     NpyArray a = archive.read("attr_matrix");
     if (a.shape.size() != 2 || a.shape[0] != d.num_nodes)
-      fail("attr_matrix", "must have shape (N, F) with N = " + N + ", got " + shape_str(a.shape));
+      fail("attr_matrix", "must have shape (N, F) with N = " + N + ", got " + npy_shape_str(a.shape));
     d.features.rows = a.shape[0];
     d.features.cols = a.shape[1];
     d.features.format = FeatureFormat::Dense;
@@ -69,7 +60,7 @@ Dataset load_gnn_benchmark_npz(const std::string& file, const NpzArchive& archiv
     NpyArray a = archive.read("labels");
     if (!((a.shape.size() == 1 && a.shape[0] == d.num_nodes) ||
           (a.shape.size() == 2 && a.shape[0] == d.num_nodes && a.shape[1] == 1)))
-      fail("labels", "must have shape (N,) with N = " + N + ", got " + shape_str(a.shape));
+      fail("labels", "must have shape (N,) with N = " + N + ", got " + npy_shape_str(a.shape));
     d.labels = a.as<int64_t>();
   } else if (archive.contains("labels_indptr") || archive.contains("labels_data")) {
     // One-hot labels as a CSR matrix: exactly one entry per row.
