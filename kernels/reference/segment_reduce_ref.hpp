@@ -17,7 +17,7 @@ template <class T>
 struct ReduceResult {
   std::vector<T> out;        // [S, C]
   std::vector<int64_t> arg;  // [S, C]; -1 for empty segments (min/max only)
-  std::vector<double> scale; // [S, C]; sum of |v| (sum), mean of |v| (mean), 0 otherwise
+  std::vector<double> scale; // [S, C]; sum of |v| (sum), mean of |v| (mean), see each op's oracle
 };
 
 // sum / mean of column c over `rows`: floats in long double, integers wrapping like
@@ -78,6 +78,42 @@ void reduce_product(const std::vector<T>& values, int64_t C, const std::vector<i
   }
 }
 
+// Population variance (var) or PyG's std of column c over `rows`: two passes in
+// long double (mean, then squared deviations), so the oracle shares nothing with
+// the library's Welford update. std = sqrt(max(var, 1e-5)), 0 where that is at or
+// below sqrt(1e-5) (PyG's clamp and mask, evaluated in T like torch). scale sizes
+// the rounding of a float Welford fold: (1 + sqrt(n)) * maxdev * (|mean| + maxdev)
+// for var, divided by 2 std for std; infinite (either side is right) when var is
+// within a factor 2 of the clamp, where rounding may flip the mask.
+template <class T>
+void reduce_moments(const std::vector<T>& values, int64_t C, const std::vector<int64_t>& rows, int64_t c,
+                    ReduceOp op, T& out, double& scale) {
+  long double sum = 0;
+  for (int64_t row : rows) sum += static_cast<long double>(values[row * C + c]);
+  const long double n = static_cast<long double>(rows.size());
+  const long double mean = sum / n;
+  long double squares = 0, max_dev = 0;
+  for (int64_t row : rows) {
+    const long double d = static_cast<long double>(values[row * C + c]) - mean;
+    squares += d * d;
+    max_dev = std::max(max_dev, std::fabs(d));
+  }
+  const long double var = squares / n;
+  const double var_scale =
+      static_cast<double>((1 + std::sqrt(n)) * max_dev * (std::fabs(mean) + max_dev));
+  if (op == ReduceOp::Var) {
+    out = static_cast<T>(var);
+    scale = var_scale;
+    return;
+  }
+  const T clamped = static_cast<T>(var) < T(1e-5) ? T(1e-5) : static_cast<T>(var);
+  const T s = std::sqrt(clamped);
+  out = s <= T(0.0031622776601683794) ? T(0) : s;
+  const bool near_clamp = var > 0.5e-5L && var < 2e-5L;
+  scale = near_clamp ? std::numeric_limits<double>::infinity()
+                     : (out == T(0) ? 0.0 : var_scale / (2.0 * static_cast<double>(out)));
+}
+
 // min / max of column c over `rows`: the first strictly better element wins; NaN
 // beats every number.
 template <class T>
@@ -115,6 +151,10 @@ ReduceResult<T> reduce_rows_ref(const std::vector<T>& values, int64_t C,
         case ReduceOp::Min:
         case ReduceOp::Max: reduce_extremum(values, C, rows, c, op, r.out[o], r.arg[o]); break;
         case ReduceOp::Mul: reduce_product(values, C, rows, c, r.out[o], r.scale[o]); break;
+        case ReduceOp::Var:
+        case ReduceOp::Std:
+          if constexpr (std::is_floating_point_v<T>) reduce_moments(values, C, rows, c, op, r.out[o], r.scale[o]);
+          break;  // integers: not defined (the library rejects them)
       }
     }
   }

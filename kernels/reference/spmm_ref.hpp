@@ -74,7 +74,9 @@ inline BackwardRule checked_backward_rule(ReduceOp op) {
     case BackwardRule::Sum:
     case BackwardRule::Mean:
     case BackwardRule::Arg: return rule;
-    case BackwardRule::Product: break;
+    case BackwardRule::Product:
+    case BackwardRule::Variance:
+    case BackwardRule::StdDev: break;  // reduce_backward_ref.hpp (on the materialised messages)
   }
   throw std::invalid_argument("spmm backward oracle: no oracle for op " + std::string(to_string(op)));
 }

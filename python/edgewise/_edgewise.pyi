@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'galloping_search', 'load_dataset', 'load_graph_dataset', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'galloping_search', 'load_dataset', 'load_graph_dataset', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'scatter_reduce_backward', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -479,6 +479,12 @@ def scatter_reduce(values: typing.Any, index: typing.Any, num_segments: typing.S
     stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
     Bad input raises ValueError naming the argument.
     """
+def scatter_reduce_backward(values: typing.Any, index: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, *, stream: typing.Any = None) -> typing.Any:
+    """
+    Gradient of scatter_reduce for every op: grad_values [M] or [M, C].
+    
+    Arguments as in segment_reduce_backward, with the forward's index [M] instead of offsets.
+    """
 def sddmm_add(offsets: typing.Any, indices: typing.Any, a: typing.Any, b: typing.Any, *, stream: typing.Any = None) -> typing.Any:
     """
     Per-edge sums of endpoint values (GAT's attention logits): out[e, h] = a[src_e, h] + b[dst_e, h].
@@ -527,6 +533,15 @@ def segment_reduce(values: typing.Any, offsets: typing.Any, op: str = 'sum', ret
     out, NumPy in -> NumPy out), wrapping our buffer without a copy.
     stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
     Bad input raises ValueError naming the argument.
+    """
+def segment_reduce_backward(values: typing.Any, offsets: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, *, stream: typing.Any = None) -> typing.Any:
+    """
+    Gradient of segment_reduce for every op: grad_values [M] or [M, C].
+    
+    values, offsets, op: the forward's arguments; out: its output; arg: its arg (min/max;
+    else None); grad_out: dL/d out. Rules: sum 1, mean 1/count, min/max the arg row,
+    mul out/value, var 2 (v - mean)/count, std (v - mean)/(count out) (0 where masked).
+    stream: as for segment_reduce.
     """
 def sort_by_key(keys: typing.Any, values: typing.Any = None, *, stream: typing.Any = None) -> tuple:
     """
@@ -591,6 +606,15 @@ def spmm_backward(t_offsets: typing.Any, t_indices: typing.Any, grad_out: typing
     grad_out [S] or [S, C] float32 or float64 (weights: the same dtype), weights [E] (forward order; transposed order when
     t_edge_ids is None), op "sum" or "mean" (mean needs the forward offsets [S+1]).
     Returns grad_x [N] or [N, C].
+    """
+def spmm_full_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any, weights: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, t_offsets: typing.Any, t_edge_ids: typing.Any, weight_grad: bool = False, *, stream: typing.Any = None) -> typing.Any:
+    """
+    Gradient of spmm for every op (mul, var and std included) from the forward.
+    
+    offsets, indices, x, weights (or None), op: the forward's arguments; out: its output;
+    arg: its arg (min/max; else None); grad_out: dL/d out; t_offsets [N+1] and
+    t_edge_ids [E]: the transposed CSR. Returns (grad_x [N, C], grad_w [E] or None when
+    weight_grad is false). stream: as for spmm.
     """
 def spmm_weight_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any, grad_out: typing.Any, op: str = 'sum', arg: typing.Any = None, *, stream: typing.Any = None) -> typing.Any:
     """

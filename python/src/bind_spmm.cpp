@@ -165,6 +165,57 @@ py::object spmm_weight_backward_py(const py::object& offsets_in, const py::objec
   });
 }
 
+py::object spmm_full_backward_py(const py::object& offsets_in, const py::object& indices_in, const py::object& x_in,
+                                 const py::object& weights_in, const std::string& op_name, const py::object& out_in,
+                                 const py::object& arg_in, const py::object& grad_out_in,
+                                 const py::object& t_offsets_in, const py::object& t_edge_ids_in, bool weight_grad,
+                                 const py::object& stream) {
+  constexpr const char* kOp = "spmm_full_backward";
+  const ReduceOp op = parse_reduce_op(op_name);
+  Call call(kOp);
+  call.use_stream(stream);
+  Array offsets = call.int64s(offsets_in, "offsets");
+  Array indices = call.indices(indices_in, "indices");
+  Array x = call.array(x_in, "x");
+  std::optional<Array> weights = call.optional_array(weights_in, "weights");
+  Array out = call.array(out_in, "out");
+  std::optional<Array> arg;
+  if (!arg_in.is_none()) arg = call.int64s(arg_in, "arg");
+  Array grad_out = call.array(grad_out_in, "grad_out");
+  Array t_offsets = call.int64s(t_offsets_in, "t_offsets");
+  Array t_edge_ids = call.int64s(t_edge_ids_in, "t_edge_ids");
+  return dispatch_float(x, kOp, "x", [&](auto t) {
+    using T = decltype(t);
+    require_float<T>(grad_out, kOp, "grad_out");
+    require_float<T>(out, kOp, "out");
+    MatrixView<const T> xv = x.matrix<T>(kOp, "x");
+    MatrixView<const T> g = grad_out.matrix<T>(kOp, "grad_out");
+    MatrixView<const T> o = out.matrix<T>(kOp, "out");
+    VectorView<const T> w = optional_vector<T>(weights, kOp, "weights");
+    MatrixView<const int64_t> arg_view = arg ? arg->matrix<int64_t>(kOp, "arg") : MatrixView<const int64_t>();
+    return dispatch_index(indices, [&](auto i) -> py::object {
+      using I = decltype(i);
+      VectorView<const I> iv = indices.vector<I>(kOp, "indices");
+      const ReduceOutputs<T> grad_x(call, x.ndim() == 1, xv.rows, xv.cols, /*return_arg=*/false);
+      std::optional<Array> grad_w;
+      VectorView<T> gw;
+      if (weight_grad) {
+        grad_w = call.empty<T>({iv.size});
+        gw = VectorView<T>(static_cast<T*>(grad_w->data), iv.size, grad_w->device);
+      }
+      Context& ctx = call.context();
+      {
+        py::gil_scoped_release release;
+        spmm_full_backward<T, I>(offsets.vector<int64_t>(kOp, "offsets"), iv, w, xv, op, o, arg_view, g,
+                                 t_offsets.vector<int64_t>(kOp, "t_offsets"),
+                                 t_edge_ids.vector<int64_t>(kOp, "t_edge_ids"), grad_x.out_view, gw, ctx);
+      }
+      if (weight_grad) return py::make_tuple(grad_x.result(call), call.result(*grad_w));
+      return py::make_tuple(grad_x.result(call), py::none());
+    });
+  });
+}
+
 }  // namespace
 
 void register_spmm(py::module_& m) {
@@ -224,6 +275,15 @@ Returns grad_x [N] or [N, C].)doc");
 mean divides by the row's edge count; min/max (arg required) count only the columns
 whose winner is e. x and grad_out: float32 or float64 (one dtype).
 Returns grad_w [E] of that dtype in CSR order.)doc");
+  m.def("spmm_full_backward", &spmm_full_backward_py, py::arg("offsets"), py::arg("indices"), py::arg("x"),
+        py::arg("weights"), py::arg("op"), py::arg("out"), py::arg("arg"), py::arg("grad_out"), py::arg("t_offsets"),
+        py::arg("t_edge_ids"), py::arg("weight_grad") = false, py::kw_only(), py::arg("stream") = py::none(),
+        R"doc(Gradient of spmm for every op (mul, var and std included) from the forward.
+
+offsets, indices, x, weights (or None), op: the forward's arguments; out: its output;
+arg: its arg (min/max; else None); grad_out: dL/d out; t_offsets [N+1] and
+t_edge_ids [E]: the transposed CSR. Returns (grad_x [N, C], grad_w [E] or None when
+weight_grad is false). stream: as for spmm.)doc");
 }
 
 }  // namespace edgewise::python

@@ -19,6 +19,7 @@ void register_galloping_search(py::module_& m);
 void register_engine(py::module_& m);
 void register_train(py::module_& m);
 void register_spmm(py::module_& m);
+void register_reduce_backward(py::module_& m);
 void register_samplers(py::module_& m);
 void register_dropout(py::module_& m);
 void register_sddmm(py::module_& m);
@@ -45,6 +46,7 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_engine(m);
   edgewise::python::register_train(m);
   edgewise::python::register_spmm(m);
+  edgewise::python::register_reduce_backward(m);
   edgewise::python::register_samplers(m);
   edgewise::python::register_dropout(m);
   edgewise::python::register_sddmm(m);

@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "edgewise/kernels/common/buffer.hpp"
 #include "edgewise/kernels/common/device.hpp"
+#include "edgewise/kernels/common/reduce_op.hpp"
 
 namespace edgewise::test {
 
@@ -175,6 +177,20 @@ template <class T>
   }
   if (bad == 0) return ::testing::AssertionSuccess();
   return failure << "\n  " << bad << " of " << actual.size() << " elements differ";
+}
+
+// `call` (an entry point with op `op` on integer data) throws std::invalid_argument
+// naming the op and the dtype (ops defined for floating point only: var, std).
+template <class F>
+void expect_undefined_for_integers(F&& call, ReduceOp op, const char* dtype) {
+  try {
+    call();
+    ADD_FAILURE() << to_string(op) << " on " << dtype << ": no throw";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(std::string(to_string(op))), std::string::npos) << what;
+    EXPECT_NE(what.find(dtype), std::string::npos) << what;
+  }
 }
 
 }  // namespace edgewise::test

@@ -43,6 +43,24 @@ SmallGraph small_graph(uint64_t salt) {
   return g;
 }
 
+// mul, and var / std as PyG defines them (population variance; std clamped at 1e-5,
+// masked to 0 at or below sqrt(1e-5)), of a nonempty list in double.
+double moments_or_product_ref(const std::vector<double>& msgs, ReduceOp op) {
+  if (op == ReduceOp::Mul) {
+    double p = 1;
+    for (double m : msgs) p *= m;
+    return p;
+  }
+  double mean = 0, var = 0;
+  for (double m : msgs) mean += m;
+  mean /= static_cast<double>(msgs.size());
+  for (double m : msgs) var += (m - mean) * (m - mean);
+  var /= static_cast<double>(msgs.size());
+  if (op == ReduceOp::Var) return var;
+  const double s = std::sqrt(std::max(var, 1e-5));
+  return s <= std::sqrt(1e-5) ? 0.0 : s;
+}
+
 // Reference aggregation in double over the input COO (weights optional).
 Flat aggregate_ref(const SmallGraph& g, const Flat& x, int64_t C, ReduceOp op, const Flat* weights) {
   Flat out(static_cast<size_t>(g.n * C), 0.0);
@@ -53,7 +71,14 @@ Flat aggregate_ref(const SmallGraph& g, const Flat& x, int64_t C, ReduceOp op, c
         if (g.dst[e] != v) continue;
         msgs.push_back((weights ? (*weights)[e] : 1.0) * x[g.src[e] * C + c]);
       }
-      if (msgs.empty()) continue;
+      if (msgs.empty()) {
+        if (op == ReduceOp::Mul) out[v * C + c] = 1.0;  // the empty product
+        continue;
+      }
+      if (op == ReduceOp::Mul || op == ReduceOp::Var || op == ReduceOp::Std) {
+        out[v * C + c] = moments_or_product_ref(msgs, op);
+        continue;
+      }
       double r = op == ReduceOp::Max ? -1e300 : op == ReduceOp::Min ? 1e300 : 0.0;
       for (double m : msgs) {
         if (op == ReduceOp::Max) r = std::max(r, m);
@@ -84,7 +109,8 @@ TEST_P(AggregateTest, EveryOpStrategyAndFormMatchesTheReferenceWithGradients) {
   Graph graph = Graph::from_coo(sg.src, sg.dst, sg.n, sg.w).to(device());
   Graph unweighted = Graph::from_coo(sg.src, sg.dst, sg.n).to(device());
   Flat w64(sg.w.begin(), sg.w.end());
-  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Min, ReduceOp::Max}) {
+  for (ReduceOp op : kAllReduceOps) {
+    const bool product = op == ReduceOp::Mul;  // factors away from 0: y / m stays tame
     for (const Variant& variant : kVariants) {
       for (bool weighted : {false, true}) {
         AggregationOptions o;
@@ -97,8 +123,8 @@ TEST_P(AggregateTest, EveryOpStrategyAndFormMatchesTheReferenceWithGradients) {
                          {},
                          [&](const std::vector<Variable>& v) { return gnn::aggregate(weighted ? graph : unweighted, v[0], o); },
                          [&](const std::vector<Flat>& x) { return aggregate_ref(sg, x[0], C, op, weighted ? &w64 : nullptr); },
-                         -1,
-                         1,
+                         product ? 0.5 : -1,
+                         product ? 1.2 : 1,
                          1e-5,
                          2e-3},
                         device(), 300);
@@ -113,7 +139,7 @@ TEST_P(AggregateTest, LearnableEdgeWeightsGetGradients) {
   Graph graph = Graph::from_coo(sg.src, sg.dst, sg.n).to(device());
   // Edge weights are given in CSR order: map the input order through edge_ids.
   const std::vector<int64_t> ids = graph.edge_ids().to_host_vector();
-  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max}) {
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Var, ReduceOp::Std}) {
     AggregationOptions o;
     o.op = op;
     check_gradients({std::string("edge weights ") + std::string(to_string(op)),
@@ -136,7 +162,7 @@ TEST_P(AggregateTest, MessageFormAggregatesGivenMessages) {
   Graph graph = Graph::from_coo(sg.src, sg.dst, sg.n).to(device());
   const std::vector<int32_t> dst = graph.destinations().to_host_vector();
   const int64_t E = graph.num_edges(), C = 2;
-  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max}) {
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Var, ReduceOp::Std}) {
     AggregationOptions o;
     o.op = op;
     check_gradients({std::string("messages ") + std::string(to_string(op)),

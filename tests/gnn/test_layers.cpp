@@ -144,7 +144,8 @@ TEST_P(LayerTest, SparseInputEqualsDenseInput) {
 TEST_P(LayerTest, SageConvMatchesThePygFormula) {
   const Net net = small_net();
   Graph graph = Graph::from_coo(net.src, net.dst, net.n).to(device());
-  for (SageAggregator agg : {SageAggregator::Mean, SageAggregator::Sum, SageAggregator::MaxPool}) {
+  for (SageAggregator agg :
+       {SageAggregator::Mean, SageAggregator::Sum, SageAggregator::MaxPool, SageAggregator::Var, SageAggregator::Std}) {
     for (bool normalize : {false, true}) {
       Generator gen(2);
       SAGEConvOptions o;
@@ -170,15 +171,23 @@ TEST_P(LayerTest, SageConvMatchesThePygFormula) {
                            int64_t deg = 0;
                            for (int c = 0; c < 4; ++c) {
                              double acc = agg == SageAggregator::MaxPool ? -1e300 : 0.0;
+                             double squares = 0;
                              deg = 0;
                              for (size_t e = 0; e < net.src.size(); ++e) {
                                if (net.dst[e] != v) continue;
                                ++deg;
                                const double m = h[net.src[e] * 4 + c];
                                acc = agg == SageAggregator::MaxPool ? std::max(acc, m) : acc + m;
+                               squares += m * m;
                              }
                              if (deg == 0) acc = 0;
                              if (agg == SageAggregator::Mean && deg > 0) acc /= deg;
+                             if ((agg == SageAggregator::Var || agg == SageAggregator::Std) && deg > 0) {
+                               const double mean = acc / deg;  // PyG's VarAggregation: E[x^2] - E[x]^2
+                               const double var = squares / deg - mean * mean;
+                               const double sd = std::sqrt(std::max(var, 1e-5));
+                               acc = agg == SageAggregator::Var ? var : (sd <= std::sqrt(1e-5) ? 0.0 : sd);
+                             }
                              aggd[v * 4 + c] = acc;
                            }
                          }

@@ -30,6 +30,17 @@ def ref_aggregate(x, ei, w, reduce, N):
     if reduce == "mean":
         cnt = x.new_zeros(N).index_add(0, ei[1], x.new_ones(ei.size(1))).clamp(min=1)
         return x.new_zeros(N, x.size(1)).index_add(0, ei[1], msg) / cnt.unsqueeze(1)
+    if reduce in ("var", "std"):
+        # PyG's VarAggregation / StdAggregation written out, in float64: in float32
+        # E[x^2] - E[x]^2 cancels (edgewise's Welford result is the closer one).
+        xd = x.double()
+        mean = ref_aggregate(xd, ei, w, "mean", N)
+        mean2 = ref_aggregate(xd * xd, ei, None if w is None else w * w, "mean", N)
+        var = mean2 - mean * mean
+        if reduce == "var":
+            return var.to(x.dtype)
+        out = var.clamp(min=1e-5).sqrt()
+        return out.masked_fill(out <= 1e-5 ** 0.5, 0.0).to(x.dtype)
     idx = ei[1].unsqueeze(1).expand(-1, x.size(1))
     return x.new_zeros(N, x.size(1)).scatter_reduce(0, idx, msg, "amax", include_self=False)
 
@@ -85,7 +96,7 @@ def check_same(ew_layer, out_fn, x, params, ref_out):
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(xe.grad, xr.grad, rtol=1e-5, atol=1e-5)
     for (name, p), q in zip(ew_layer.named_parameters(), params):
-        torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-5, msg=name)
+        torch.testing.assert_close(p.grad, q.grad.to(p.grad.dtype), rtol=1e-5, atol=1e-5, msg=name)
 
 
 GCN_ARGS = [dict(), dict(improved=True), dict(normalize=False), dict(bias=False), dict(add_self_loops=False)]
@@ -125,7 +136,8 @@ def test_gcnconv_edge_weight_gradient_matches_pyg():
 
 
 SAGE_ARGS = [dict(), dict(aggr="max"), dict(aggr="sum"), dict(normalize=True), dict(root_weight=False),
-             dict(project=True), dict(bias=False)]
+             dict(project=True), dict(bias=False), dict(aggr="var"), dict(aggr="std"),
+             dict(aggr="std", project=True, normalize=True)]
 
 
 @pytest.mark.parametrize("kwargs", SAGE_ARGS)
@@ -137,7 +149,12 @@ def test_sageconv_matches_pyg_and_reference(kwargs):
         pyg = pyg_nn.SAGEConv(8, 6, **kwargs)
         assert {k: v.shape for k, v in pyg.state_dict().items()} == {k: v.shape for k, v in layer.state_dict().items()}
         pyg.load_state_dict(layer.state_dict())
-        check_same(layer, lambda xx: layer(xx, ei), x, list(pyg.parameters()), lambda xx: pyg(xx, ei))
+        # var/std: PyG in float64 (its float32 E[x^2] - E[x]^2 cancels; see ref_aggregate).
+        wide = kwargs.get("aggr") in ("var", "std")
+        if wide:
+            pyg = pyg.double()
+        check_same(layer, lambda xx: layer(xx, ei), x, list(pyg.parameters()),
+                   lambda xx: pyg(xx.double(), ei).float() if wide else pyg(xx, ei))
         layer.zero_grad()
     ref = ewnn.SAGEConv(8, 6, **kwargs)
     ref.load_state_dict(layer.state_dict())

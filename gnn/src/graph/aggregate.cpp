@@ -9,6 +9,7 @@
 
 #include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/reduce_backward.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"
 #include "edgewise/kernels/segment_reduce.hpp"
 #include "edgewise/kernels/spmm.hpp"
@@ -52,7 +53,9 @@ struct AggregateNode : Node {
   VectorView<const float> weights;    // valid while graph / inputs[1] are alive
   IndexTensor arg;                    // min/max: the winning CSR edge per output element
   const char* name() const override { return "aggregate"; }
+  Tensor out;                         // ops whose gradient needs the forward (mul, var, std)
   void backward(const Tensor& g) override {
+    if (!spmm_has_backward(op)) return backward_from_forward(g);
     if (inputs[0].requires_grad()) inputs[0].accumulate_grad(grad_wrt_x(graph, op, weights, g, arg));
     if (weighted_by_variable && inputs[1].requires_grad()) {
       Tensor grad_w(graph.num_edges(), 1, g.device());
@@ -61,6 +64,22 @@ struct AggregateNode : Node {
       inputs[1].accumulate_grad(std::move(grad_w));
     }
   }
+  // dL/dx and dL/dw in one pass over the messages (spmm_full_backward).
+  void backward_from_forward(const Tensor& g) {
+    const bool want_w = weighted_by_variable && inputs[1].requires_grad();
+    if (!inputs[0].requires_grad() && !want_w) return;
+    const TransposedCsr& t = graph.transposed();
+    const Tensor& x = inputs[0].value();
+    Tensor grad_x(graph.num_nodes(), g.cols(), g.device());
+    Tensor grad_w;
+    if (want_w) grad_w = Tensor(graph.num_edges(), 1, g.device());
+    spmm_full_backward<float, int32_t>(graph.offsets().view(), graph.sources().view(), weights, x.cview(), op,
+                                       out.cview(), arg.cview(), g.cview(), t.offsets.view(), t.edge_ids.view(),
+                                       grad_x.view(), want_w ? grad_w.flat() : VectorView<float>(),
+                                       context_for(g.device()));
+    if (inputs[0].requires_grad()) inputs[0].accumulate_grad(std::move(grad_x));
+    if (want_w) inputs[1].accumulate_grad(std::move(grad_w));
+  }
 };
 
 // Per-edge messages [E, C] (CSR order) -> grad: a gather of grad_out by destination.
@@ -68,11 +87,18 @@ struct MessagesNode : Node {
   Graph graph;
   ReduceOp op = ReduceOp::Sum;
   IndexTensor arg;
+  Tensor out;  // ops whose gradient needs the forward (mul, var, std)
   const char* name() const override { return "aggregate_messages"; }
   void backward(const Tensor& g) override {
     const int64_t E = graph.num_edges();
     Tensor grad_m(E, g.cols(), g.device());
     Context& ctx = context_for(g.device());
+    if (!spmm_has_backward(op)) {
+      segment_reduce_backward<float>(inputs[0].value().cview(), graph.offsets().view(), op, out.cview(), arg.cview(),
+                                     g.cview(), grad_m.view(), ctx);
+      inputs[0].accumulate_grad(std::move(grad_m));
+      return;
+    }
     const Buffer<int64_t>& rows = graph.edge_offsets();  // every edge its own row
     // Message e is "source" e with one edge to its destination: the transposed CSR of
     // the message graph is the identity, so the forward edge id of message e is e.
@@ -162,6 +188,7 @@ Variable aggregate(const Graph& graph, const Variable& x, const AggregationOptio
   node->op = options.op;
   node->weights = weights;
   node->arg = arg;
+  if (!spmm_has_backward(options.op)) node->out = out;
   return record(out, node);
 }
 
@@ -180,6 +207,7 @@ Variable aggregate_messages(const Graph& graph, const Variable& messages, const 
   node->graph = graph;
   node->op = options.op;
   node->arg = arg;
+  if (!spmm_has_backward(options.op)) node->out = out;
   return record(out, node);
 }
 

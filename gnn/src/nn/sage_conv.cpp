@@ -1,5 +1,7 @@
-// SAGEConv: aggregate neighbours (mean / sum / max-pool), transform, add the root term.
+// SAGEConv: aggregate neighbours (mean / sum / max-pool / var / std), transform, add the root term.
 #include "edgewise/gnn/sage_conv.hpp"
+
+#include <type_traits>
 
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/kernels/common/check.hpp"
@@ -10,7 +12,9 @@ SageAggregator parse_sage_aggregator(const std::string& name) {
   if (name == "mean") return SageAggregator::Mean;
   if (name == "sum" || name == "add") return SageAggregator::Sum;
   if (name == "max" || name == "maxpool" || name == "max_pool") return SageAggregator::MaxPool;
-  detail::throw_invalid_argument("SAGEConv: unknown aggregator '", name, "' (expected mean, sum or max)");
+  if (name == "var") return SageAggregator::Var;
+  if (name == "std") return SageAggregator::Std;
+  detail::throw_invalid_argument("SAGEConv: unknown aggregator '", name, "' (expected mean, sum, max, var or std)");
 }
 
 SAGEConv::SAGEConv(int64_t in_features, int64_t out_features, Generator& generator, SAGEConvOptions options,
@@ -40,6 +44,15 @@ Variable SAGEConv::combine(const Graph& graph, const X& x) const {
     Variable h = relu(add_bias(project(x, project_->weight()), project_->bias()));
     agg.op = ReduceOp::Max;
     out = lin_l_.forward(aggregate(graph, h, agg));
+  } else if (options_.aggregator == SageAggregator::Var || options_.aggregator == SageAggregator::Std) {
+    // Not linear in x: aggregate first, then transform (as PyG does).
+    agg.op = options_.aggregator == SageAggregator::Var ? ReduceOp::Var : ReduceOp::Std;
+    if constexpr (std::is_same_v<X, SparseTensor>) {
+      detail::throw_invalid_argument("SAGEConv: aggregator ", to_string(agg.op),
+                                     " needs dense features (x is sparse)");
+    } else {
+      out = lin_l_.forward(aggregate(graph, x, agg));
+    }
   } else {
     // mean/sum are linear: aggregate(x) W == aggregate(x W); transform first when it
     // shrinks the rows that travel along edges (and always for sparse x).
@@ -71,7 +84,7 @@ NamedParameters SAGEConv::named_parameters() const {
 std::vector<Variable> SAGEConv::parameters() const { return parameter_values(named_parameters()); }
 
 std::string SAGEConv::describe() const {
-  const char* names[] = {"mean", "sum", "max-pool"};
+  const char* names[] = {"mean", "sum", "max-pool", "var", "std"};
   return "SAGEConv(" + std::to_string(in_features_) + " -> " + std::to_string(out_features_) + ", " +
          names[static_cast<int>(options_.aggregator)] + (options_.normalize ? ", l2-normalised" : "") + ")";
 }

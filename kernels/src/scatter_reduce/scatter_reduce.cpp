@@ -1,10 +1,13 @@
 // scatter_reduce: validation, then dispatch to the CPU or CUDA driver.
 #include "edgewise/kernels/scatter_reduce.hpp"
 
+#include <type_traits>
+
 #include "common/cuda_backend.hpp"
 #include "common/index_range.hpp"
 #include "common/validate.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/common/reducer.hpp"
 #include "edgewise/kernels/common/memory.hpp"
 #include "edgewise/kernels/common/monotone.hpp"
 #include "scatter_reduce/scatter_reduce_backends.hpp"
@@ -29,6 +32,8 @@ void check_arguments(MatrixView<const T> values, VectorView<const I> index, Redu
   EW_REQUIRE(out.cols == values.cols, kOp, ": out.cols() (", out.cols, ") must equal values.cols() (", values.cols,
              ")");
   EW_REQUIRE(out.data != nullptr || out.size() == 0, kOp, ": out is null but has ", out.size(), " elements");
+  EW_REQUIRE(!std::is_integral_v<T> || defined_for_integers(op), kOp, ": op ", to_string(op),
+             " is defined for floating-point values only (dtype is ", element_type_name<T>(), ")");
   require_device(kOp, "values", values.device, ctx);
   require_device(kOp, "index", index.device, ctx);
   require_device(kOp, "out", out.device, ctx);

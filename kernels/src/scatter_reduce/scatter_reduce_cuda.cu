@@ -24,6 +24,9 @@
 //    to the lower row), so results match the CPU bit for bit. Both passes read
 //    the values; a CAS loop on a 128-bit (key, row) pair was the alternative.
 //  - double sum/mean: atomicAdd(double*), native on sm_60+.
+//  - Moments ops (var, std): two passes of atomicAdd, count + sum, then the
+//    residuals and squared deviations about that mean (scatter_moments_cuda.cuh);
+//    a finalize kernel builds each Welford accumulator and applies the trait.
 // Index arithmetic is 64-bit throughout; zero-size launches are skipped.
 #include <cuda_runtime.h>
 
@@ -32,6 +35,7 @@
 #include "common/cuda_check.hpp"
 #include "common/launch.cuh"
 #include "scatter_reduce/scatter_reduce_backends.hpp"
+#include "scatter_reduce/scatter_moments_cuda.cuh"
 #include "scatter_reduce/scatter_reduce_core.hpp"
 
 namespace edgewise::scatter_reduce_detail {
@@ -271,6 +275,30 @@ void launch_extremum(MatrixView<const T> values, VectorView<const I> index, Matr
   }
 }
 
+// Moments ops: the accumulator of each output from its two-pass moments.
+template <ReduceOp Op, class T, class F>
+__global__ void __launch_bounds__(kThreads)
+    scatter_moments_finalize_kernel(scatter_moments_detail::ScatterMoments<F> moments, int64_t outputs, int64_t cols,
+                                    T* __restrict__ out) {
+  using R = Reducer<Op, T>;
+  for (int64_t i = detail::grid_thread_index(); i < outputs; i += detail::grid_thread_count()) {
+    F n, mean, m2;
+    scatter_moments_detail::moments_of(moments, i, cols, n, mean, m2);
+    out[i] = R::finalize(R::from_moments(n, mean, m2), static_cast<int64_t>(n));
+  }
+}
+
+template <ReduceOp Op, class T, class I>
+void launch_moments(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, Context& ctx,
+                    cudaStream_t stream) {
+  using F = typename Reducer<Op, T>::F;
+  scatter_moments_detail::ScatterMoments<F> moments;
+  moments.compute(values.data, index.data, values.rows, out.rows, values.cols, true, ctx, stream);
+  scatter_moments_finalize_kernel<Op, T, F><<<detail::grid_size(out.size(), kThreads), kThreads, 0, stream>>>(
+      moments, out.size(), values.cols, out.data);
+  EW_CUDA_CHECK_LAUNCH(stream);
+}
+
 }  // namespace
 
 template <class T, class I>
@@ -283,6 +311,8 @@ void scatter_reduce_cuda(MatrixView<const T> values, VectorView<const I> index, 
     using R = Reducer<Op, T>;
     if constexpr (R::kScatter == ScatterKind::PackedExtremum) {
       launch_extremum<Op>(values, index, out, arg, ctx, stream);
+    } else if constexpr (R::kScatter == ScatterKind::Moments) {
+      launch_moments<Op>(values, index, out, ctx, stream);
     } else if constexpr (R::kScatter == ScatterKind::Add && !R::kFinalizeUsesCount) {
       launch_add_into_out<Op>(values, index, out, stream);
     } else {

@@ -1,9 +1,12 @@
 // segment_reduce: validation, then dispatch to the CPU or CUDA driver.
 #include "edgewise/kernels/segment_reduce.hpp"
 
+#include <type_traits>
+
 #include "common/cuda_backend.hpp"
 #include "common/validate.hpp"
 #include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/common/reducer.hpp"
 #include "segment_reduce/segment_reduce_backends.hpp"
 
 namespace edgewise {
@@ -24,6 +27,8 @@ void check_arguments(MatrixView<const T> values, VectorView<const int64_t> offse
   EW_REQUIRE(out.cols == values.cols, kOp, ": out.cols() (", out.cols, ") must equal values.cols() (",
              values.cols, ")");
   EW_REQUIRE(out.data != nullptr || out.size() == 0, kOp, ": out is null but has ", out.size(), " elements");
+  EW_REQUIRE(!std::is_integral_v<T> || defined_for_integers(op), kOp, ": op ", to_string(op),
+             " is defined for floating-point values only (dtype is ", element_type_name<T>(), ")");
   require_device(kOp, "values", values.device, ctx);
   require_device(kOp, "offsets", offsets.device, ctx);
   require_device(kOp, "out", out.device, ctx);

@@ -2,13 +2,16 @@
 #include "edgewise/kernels/spmm.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "common/cuda_backend.hpp"
 #include "common/index_range.hpp"
 #include "common/validate.hpp"
+#include "edgewise/kernels/common/buffer.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/memory.hpp"
 #include "edgewise/kernels/common/reducer.hpp"
+#include "reduce_backward/reduce_backward_backends.hpp"
 #include "spmm/spmm_backends.hpp"
 
 namespace edgewise {
@@ -191,7 +194,7 @@ void spmm_backward(VectorView<const int64_t> t_offsets, VectorView<const I> t_in
   EW_REQUIRE(rule != BackwardRule::Arg, kOp, ": op must be sum or mean (got ", to_string(op),
              ", whose gradient is routed through the forward's arg: use spmm_arg_backward)");
   EW_REQUIRE(rule == BackwardRule::Sum || rule == BackwardRule::Mean, kOp, ": op must be sum or mean (got ",
-             to_string(op), ", whose gradient needs the forward's output)");
+             to_string(op), ", whose gradient needs the forward's output: use spmm_full_backward)");
   const bool mean = rule == BackwardRule::Mean;
   if (mean) {
     EW_REQUIRE(offsets.size == grad_out.rows + 1, kOp, ": offsets.size() (", offsets.size,
@@ -252,7 +255,7 @@ void spmm_weight_backward(VectorView<const int64_t> offsets, VectorView<const I>
   require_device(kOp, "grad_w", grad_w.device, ctx);
   const BackwardRule rule = backward_rule(op);
   EW_REQUIRE(rule == BackwardRule::Sum || rule == BackwardRule::Mean || rule == BackwardRule::Arg, kOp, ": op ",
-             to_string(op), " has no spmm weight backward (its gradient needs the forward's output)");
+             to_string(op), " has no spmm weight backward (its gradient needs the forward's output: use spmm_full_backward)");
   if (rule == BackwardRule::Arg) {
     EW_REQUIRE(arg.present() || grad_out.size() == 0, kOp, ": arg is required for ", to_string(op),
                " (the forward's winners)");
@@ -284,6 +287,92 @@ void spmm_weight_backward(VectorView<const int64_t> offsets, VectorView<const I>
   }
 }
 
+template <class T, class I>
+void spmm_full_backward(VectorView<const int64_t> offsets, VectorView<const I> indices, VectorView<const T> weights,
+                        MatrixView<const T> x, ReduceOp op, MatrixView<const T> out, MatrixView<const int64_t> arg,
+                        MatrixView<const T> grad_out, VectorView<const int64_t> t_offsets,
+                        VectorView<const int64_t> t_edge_ids, MatrixView<T> grad_x, VectorView<T> grad_w,
+                        Context& ctx) {
+  constexpr const char* kOp = "spmm_full_backward";
+  const int64_t E = indices.size, S = grad_out.rows, C = x.cols;
+  require_matrix(kOp, "x", x);
+  require_matrix(kOp, "grad_out", grad_out);
+  require_matrix(kOp, "grad_x", grad_x);
+  EW_REQUIRE(offsets.size == S + 1, kOp, ": offsets.size() (", offsets.size, ") must equal grad_out.rows() + 1 (",
+             S + 1, ")");
+  EW_REQUIRE(grad_out.cols == C && grad_x.cols == C, kOp, ": grad_out.cols() (", grad_out.cols,
+             ") and grad_x.cols() (", grad_x.cols, ") must equal x.cols() (", C, ")");
+  EW_REQUIRE(grad_x.rows == x.rows, kOp, ": grad_x.rows() (", grad_x.rows, ") must equal x.rows() (", x.rows, ")");
+  EW_REQUIRE(out.rows == S && out.cols == C && (out.data != nullptr || out.size() == 0), kOp, ": out must be [", S,
+             ", ", C, "] like grad_out (got [", out.rows, ", ", out.cols, "])");
+  EW_REQUIRE(indices.data != nullptr || E == 0, kOp, ": indices is null but has ", E, " elements");
+  EW_REQUIRE(t_offsets.size == x.rows + 1, kOp, ": t_offsets.size() (", t_offsets.size, ") must equal x.rows() + 1 (",
+             x.rows + 1, ")");
+  EW_REQUIRE(t_edge_ids.size == E && (t_edge_ids.data != nullptr || E == 0), kOp, ": t_edge_ids.size() (",
+             t_edge_ids.size, ") must equal indices.size() (", E, "), one forward position per transposed edge");
+  EW_REQUIRE(!weights.present() || weights.size == E, kOp, ": weights.size() (", weights.size,
+             ") must equal indices.size() (", E, "), one weight per edge");
+  EW_REQUIRE(!grad_w.present() || grad_w.size == E, kOp, ": grad_w.size() (", grad_w.size,
+             ") must equal indices.size() (", E, "), one gradient per edge");
+  if (has_arg(op)) {
+    EW_REQUIRE(arg.rows == S && arg.cols == C && (arg.data != nullptr || arg.size() == 0), kOp,
+               ": arg [", S, ", ", C, "] is required for ", to_string(op), " (the forward's winners)");
+    require_device(kOp, "arg", arg.device, ctx);
+  }
+  for (auto [name, device] : {std::pair{"offsets", offsets.device}, std::pair{"indices", indices.device},
+                              std::pair{"x", x.device}, std::pair{"out", out.device},
+                              std::pair{"grad_out", grad_out.device}, std::pair{"t_offsets", t_offsets.device},
+                              std::pair{"t_edge_ids", t_edge_ids.device}, std::pair{"grad_x", grad_x.device}}) {
+    require_device(kOp, name, device, ctx);
+  }
+  if (weights.present()) require_device(kOp, "weights", weights.device, ctx);
+  if (grad_w.present()) require_device(kOp, "grad_w", grad_w.device, ctx);
+  if (ctx.validate) {
+    detail::validate_offsets(kOp, "offsets", offsets, E, ctx);
+    detail::validate_offsets(kOp, "t_offsets", t_offsets, E, ctx);
+    validate_index_range(kOp, "indices", indices, x.rows, "the rows of x", ctx);
+    validate_index_range(kOp, "t_edge_ids", t_edge_ids, E, "the edges", ctx);
+    using detail::named;
+    detail::require_outputs_disjoint(kOp, {named("grad_x", grad_x), named("grad_w", grad_w)},
+                                     {named("x", x), named("out", out), named("grad_out", grad_out),
+                                      named("offsets", offsets), named("indices", indices),
+                                      named("weights", weights), named("t_offsets", t_offsets),
+                                      named("t_edge_ids", t_edge_ids), named("arg", arg)});
+  }
+  if (grad_x.size() == 0 && !grad_w.present()) return;
+
+  // g_e for every message, then the transposed gather of w_e g_e.
+  Buffer<T> grad_messages(E * C, ctx.device());
+  reduce_backward_detail::CsrGrad<GatherRows<T, I>, T> g;
+  g.source = GatherRows<T, I>{indices.data, x.data, C, {weights.data, nullptr, nullptr}};
+  g.scaled = weights.present();
+  g.offsets = offsets.data;
+  g.rows = S;
+  g.cols = C;
+  g.edges = E;
+  g.out = out.data;
+  g.arg = has_arg(op) ? arg.data : nullptr;
+  g.grad_out = grad_out.data;
+  g.grad = grad_messages.data();
+  g.grad_w = grad_w.present() ? grad_w.data : nullptr;
+  if (E > 0 && S > 0) {
+    if (ctx.device().is_cpu()) {
+      reduce_backward_detail::spmm_grad_cpu(g, op);
+    } else {
+#if EDGEWISE_WITH_CUDA
+      reduce_backward_detail::spmm_grad_cuda(g, op, ctx);
+#else
+      detail::throw_built_without_cuda(kOp);
+#endif
+    }
+  }
+  if (grad_x.size() == 0) return;
+  GatherRows<T, int64_t> source{t_edge_ids.data, grad_messages.data(), C,
+                                {weights.data, weights.present() ? t_edge_ids.data : nullptr, nullptr}};
+  RowsOut<T> dest{t_offsets.data, grad_x.rows, C, E, grad_x.data, nullptr};
+  dispatch_gather_reduce(kOp, source, dest, ReduceOp::Sum, ctx);
+}
+
 #define EW_INSTANTIATE(T, I)                                                                                    \
   template void spmm<T, I>(VectorView<const int64_t>, VectorView<const I>, VectorView<const T>, MatrixView<const T>, \
                            ReduceOp, MatrixView<T>, MatrixView<int64_t>, Context&, const SpmmOptions&);         \
@@ -297,7 +386,11 @@ void spmm_weight_backward(VectorView<const int64_t> offsets, VectorView<const I>
                                         MatrixView<T>, Context&);                                               \
   template void spmm_weight_backward<T, I>(VectorView<const int64_t>, VectorView<const I>, MatrixView<const T>,  \
                                            MatrixView<const T>, ReduceOp, MatrixView<const int64_t>, VectorView<T>, \
-                                           Context&);
+                                           Context&);                                                           \
+  template void spmm_full_backward<T, I>(VectorView<const int64_t>, VectorView<const I>, VectorView<const T>,     \
+                                         MatrixView<const T>, ReduceOp, MatrixView<const T>,                      \
+                                         MatrixView<const int64_t>, MatrixView<const T>, VectorView<const int64_t>, \
+                                         VectorView<const int64_t>, MatrixView<T>, VectorView<T>, Context&);
 EW_INSTANTIATE(float, int32_t)
 EW_INSTANTIATE(float, int64_t)
 EW_INSTANTIATE(double, int32_t)

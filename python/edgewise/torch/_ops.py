@@ -16,6 +16,10 @@ from . import _bridge
 
 _SUM_MEAN = ("sum", "mean")
 _MIN_MAX = ("min", "max")
+# Ops whose gradient needs the forward's values: their backward runs the engine's
+# *_backward bindings on the saved input and output.
+_FROM_FORWARD = ("mul", "var", "std")
+_NO_ARG = _SUM_MEAN + _FROM_FORWARD
 
 
 def _empty_pair(like, rows):
@@ -33,7 +37,7 @@ def _check_reduce(reduce, allowed, op):
 
 @torch.library.custom_op("edgewise::segment_reduce", mutates_args=())
 def segment_reduce(src: Tensor, indptr: Tensor, reduce: str) -> Tensor:
-    _check_reduce(reduce, _SUM_MEAN, "segment_reduce")
+    _check_reduce(reduce, _NO_ARG, "segment_reduce")
     if src.size(1) == 0:  # the engine needs C >= 1; nothing to reduce
         return src.new_zeros((indptr.size(0) - 1, 0))
     return _bridge.call("segment_reduce", src, indptr, op=reduce).to(src.device)
@@ -44,7 +48,22 @@ def _(src, indptr, reduce):
     return src.new_empty((indptr.size(0) - 1, src.size(1)))
 
 
+@torch.library.custom_op("edgewise::segment_reduce_backward", mutates_args=())
+def segment_reduce_backward(src: Tensor, indptr: Tensor, out: Tensor, grad: Tensor, reduce: str) -> Tensor:
+    if src.size(1) == 0:
+        return torch.zeros_like(src)
+    return _bridge.call("segment_reduce_backward", src, indptr, reduce, out, None, grad).to(src.device)
+
+
+@segment_reduce_backward.register_fake
+def _(src, indptr, out, grad, reduce):
+    return torch.empty_like(src)
+
+
 def _segment_reduce_backward(ctx, grad):
+    if ctx.reduce in _FROM_FORWARD:
+        src, indptr, out = ctx.saved_tensors
+        return segment_reduce_backward(src, indptr, out, grad.contiguous(), ctx.reduce), None, None
     indptr = ctx.saved_tensors[0]
     lengths = indptr[1:] - indptr[:-1]
     if ctx.reduce == "mean":
@@ -54,7 +73,10 @@ def _segment_reduce_backward(ctx, grad):
 
 def _segment_reduce_setup(ctx, inputs, output):
     src, indptr, reduce = inputs
-    ctx.save_for_backward(indptr)
+    if reduce in _FROM_FORWARD:
+        ctx.save_for_backward(src, indptr, output)
+    else:
+        ctx.save_for_backward(indptr)
     ctx.reduce = reduce
     ctx.rows = src.size(0)
 
@@ -101,7 +123,7 @@ segment_reduce_arg.register_autograd(_arg_backward, setup_context=_arg_setup)
 
 @torch.library.custom_op("edgewise::scatter_reduce", mutates_args=())
 def scatter_reduce(src: Tensor, index: Tensor, dim_size: int, reduce: str) -> Tensor:
-    _check_reduce(reduce, _SUM_MEAN, "scatter_reduce")
+    _check_reduce(reduce, _NO_ARG, "scatter_reduce")
     if src.size(1) == 0:
         return src.new_zeros((dim_size, 0))
     return _bridge.call("scatter_reduce", src, index, dim_size, op=reduce).to(src.device)
@@ -112,14 +134,32 @@ def _(src, index, dim_size, reduce):
     return src.new_empty((dim_size, src.size(1)))
 
 
+@torch.library.custom_op("edgewise::scatter_reduce_backward", mutates_args=())
+def scatter_reduce_backward(src: Tensor, index: Tensor, out: Tensor, grad: Tensor, reduce: str) -> Tensor:
+    if src.size(1) == 0:
+        return torch.zeros_like(src)
+    return _bridge.call("scatter_reduce_backward", src, index, reduce, out, None, grad).to(src.device)
+
+
+@scatter_reduce_backward.register_fake
+def _(src, index, out, grad, reduce):
+    return torch.empty_like(src)
+
+
 def _scatter_reduce_setup(ctx, inputs, output):
     src, index, dim_size, reduce = inputs
-    ctx.save_for_backward(index)
+    if reduce in _FROM_FORWARD:
+        ctx.save_for_backward(index, src, output)
+    else:
+        ctx.save_for_backward(index)
     ctx.reduce = reduce
     ctx.dim_size = dim_size
 
 
 def _scatter_reduce_backward(ctx, grad):
+    if ctx.reduce in _FROM_FORWARD:
+        index, src, out = ctx.saved_tensors
+        return scatter_reduce_backward(src, index, out, grad.contiguous(), ctx.reduce), None, None, None
     index = ctx.saved_tensors[0]
     if ctx.reduce == "mean":
         counts = grad.new_zeros(ctx.dim_size).index_add_(0, index, grad.new_ones(index.size(0)))
@@ -205,7 +245,7 @@ def spmm(
     t_edge_ids: Tensor,
     reduce: str,
 ) -> Tensor:
-    _check_reduce(reduce, _SUM_MEAN, "spmm")
+    _check_reduce(reduce, _NO_ARG, "spmm")
     if x.size(1) == 0:
         return x.new_zeros((offsets.size(0) - 1, 0))
     return _bridge.call("spmm", offsets, indices, x, weights=weight, op=reduce).to(x.device)
@@ -253,17 +293,52 @@ def _(offsets, indices, x, grad_out, reduce, arg):
     return x.new_empty(indices.size(0))
 
 
+@torch.library.custom_op("edgewise::spmm_full_backward", mutates_args=())
+def spmm_full_backward(
+    offsets: Tensor,
+    indices: Tensor,
+    x: Tensor,
+    weight: Optional[Tensor],
+    out: Tensor,
+    grad_out: Tensor,
+    t_offsets: Tensor,
+    t_edge_ids: Tensor,
+    reduce: str,
+    weight_grad: bool,
+) -> Tuple[Tensor, Tensor]:
+    """(grad_x, grad_w) for any op from the forward (grad_w empty unless weight_grad)."""
+    if x.size(1) == 0:
+        return torch.zeros_like(x), x.new_zeros(indices.size(0) if weight_grad else 0)
+    grad_x, grad_w = _bridge.call(
+        "spmm_full_backward", offsets, indices, x, weight, reduce, out, None, grad_out, t_offsets, t_edge_ids,
+        weight_grad=weight_grad,
+    )
+    grad_w = grad_w.to(x.device) if weight_grad else x.new_zeros(0)
+    return grad_x.to(x.device), grad_w
+
+
+@spmm_full_backward.register_fake
+def _(offsets, indices, x, weight, out, grad_out, t_offsets, t_edge_ids, reduce, weight_grad):
+    return torch.empty_like(x), x.new_empty(indices.size(0) if weight_grad else 0)
+
+
 def _spmm_setup(ctx, inputs, output):
     offsets, indices, x, weight, t_offsets, t_indices, t_edge_ids, reduce = inputs
     ctx.reduce = reduce
     ctx.has_weight = weight is not None
-    ctx.save_for_backward(offsets, indices, x, weight, t_offsets, t_indices, t_edge_ids)
+    ctx.save_for_backward(offsets, indices, x, weight, t_offsets, t_indices, t_edge_ids,
+                          output if reduce in _FROM_FORWARD else None)
 
 
 def _spmm_backward(ctx, grad):
-    offsets, indices, x, weight, t_offsets, t_indices, t_edge_ids = ctx.saved_tensors
+    offsets, indices, x, weight, t_offsets, t_indices, t_edge_ids, out = ctx.saved_tensors
     grad = grad.contiguous()
     grad_x = grad_w = None
+    if ctx.reduce in _FROM_FORWARD:
+        want_w = ctx.has_weight and ctx.needs_input_grad[3]
+        gx, gw = spmm_full_backward(offsets, indices, x, weight, out, grad, t_offsets, t_edge_ids, ctx.reduce, want_w)
+        return (None, None, gx if ctx.needs_input_grad[2] else None, gw if want_w else None,
+                None, None, None, None)
     if ctx.needs_input_grad[2]:
         grad_x = spmm_backward_x(t_offsets, t_indices, t_edge_ids, grad, weight, offsets, ctx.reduce)
     if ctx.has_weight and ctx.needs_input_grad[3]:

@@ -14,12 +14,14 @@ from torch import Tensor
 
 from . import _attention_ops, _ops
 
-_REDUCES = ("sum", "add", "mean", "min", "max")
+# mul is torch_scatter's (empty -> 1); var / std are PyG's VarAggregation /
+# StdAggregation (population variance; std clamped at 1e-5 and masked to 0).
+_REDUCES = ("sum", "add", "mean", "min", "max", "mul", "var", "std")
 
 
 def _normalise_reduce(reduce, op):
     if reduce not in _REDUCES:
-        raise ValueError(f"{op}: reduce must be one of sum, mean, min, max (got {reduce!r})")
+        raise ValueError(f"{op}: reduce must be one of sum, mean, min, max, mul, var, std (got {reduce!r})")
     return "sum" if reduce == "add" else reduce
 
 
@@ -66,7 +68,7 @@ def _scatter_2d(src, index, dim, dim_size, reduce, op):
     src2, rest, dim = _rows_first(src, dim)
     index = _index_along(index, src, dim, op).to(torch.int64)
     size = _infer_size(index, dim_size)
-    if reduce in ("sum", "mean"):
+    if reduce not in ("min", "max"):
         return _ops.scatter_reduce(src2, index, size, reduce), None, rest, dim
     out, arg = _ops.scatter_reduce_arg(src2, index, size, reduce)
     return out, _arg_to_torch_scatter(arg, src.size(dim)), rest, dim
@@ -99,6 +101,10 @@ def scatter(
         return res
     if reduce == "sum":
         return _finish_out(out + res, out)
+    if reduce == "mul":
+        return _finish_out(out * res, out)
+    if reduce in ("var", "std"):
+        raise ValueError(f"scatter: out is not supported for reduce={reduce!r} (no existing value to combine with)")
     counts = torch.zeros(res.size(d), dtype=src.dtype, device=src.device).index_add_(
         0, _index_along(index, src, d, "scatter").to(torch.int64), torch.ones(src.size(d), dtype=src.dtype, device=src.device)
     )
@@ -156,7 +162,7 @@ def _segment_2d(src, indptr, reduce, op):
         raise ValueError(f"{op}: src must have at least one dimension")
     src2, rest, _ = _rows_first(src, 0)
     indptr = indptr.to(torch.int64)
-    if reduce in ("sum", "mean"):
+    if reduce not in ("min", "max"):
         return _restore(_ops.segment_reduce(src2, indptr, reduce), rest, 0), None
     res, arg = _ops.segment_reduce_arg(src2, indptr, reduce)
     return _restore(res, rest, 0), _restore(_arg_to_torch_scatter(arg, src.size(0)), rest, 0)
@@ -228,7 +234,7 @@ def spmm_csr(csr: CSR, x: Tensor, weight_csr: Optional[Tensor] = None, reduce: s
     if x2.size(0) != csr.num_nodes:
         raise ValueError(f"spmm: x has {x2.size(0)} rows but the graph has {csr.num_nodes} nodes")
     args = (csr.offsets, csr.sources, x2, weight_csr, csr.t_offsets, csr.t_targets, csr.t_edge_ids, reduce)
-    out = _ops.spmm(*args) if reduce in ("sum", "mean") else _ops.spmm_arg(*args)[0]
+    out = _ops.spmm_arg(*args)[0] if reduce in ("min", "max") else _ops.spmm(*args)
     return out.squeeze(1) if one_d else out
 
 

@@ -1,5 +1,5 @@
 // Aggregation: the edge -> node reduction every message-passing layer uses,
-//   out[v] = op over edges e = (u -> v) of w_e * x[u]     (op: sum, mean, min, max)
+//   out[v] = op over edges e = (u -> v) of w_e * x[u]     (op: any of reduce_op.hpp)
 // with forward and backward on the tape.
 //
 // Strategies (the mission's central choice):
@@ -19,7 +19,9 @@
 // speed) and for user-supplied per-edge messages (aggregate_messages); Auto lets the
 // measured cost model choose the form too.
 // Backward: sum/mean through the transposed CSR (spmm_backward), min/max routed
-// through the forward's arg (spmm_arg_backward); dL/d edge weights when they require grad.
+// through the forward's arg (spmm_arg_backward), mul/var/std from the forward's
+// output (spmm_full_backward; segment_reduce_backward for per-edge messages);
+// dL/d edge weights when they require grad.
 #pragma once
 
 #include "edgewise/gnn/autograd.hpp"

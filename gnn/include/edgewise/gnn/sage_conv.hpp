@@ -2,7 +2,9 @@
 //   out = lin_l(aggr_{j in N(i)} x_j) + lin_r(x_i),  optionally L2-normalised per row.
 // lin_l has the bias, lin_r none (root_weight adds lin_r). Aggregators: Mean, Sum,
 // and MaxPool — the paper's pooling aggregator, PyG's aggr='max' with project=True:
-// x_j is first projected by relu(x W_p + b_p), then max-aggregated.
+// x_j is first projected by relu(x W_p + b_p), then max-aggregated; Var and Std —
+// PyG's aggr='var' / 'std' (population variance; std clamped at 1e-5 and masked,
+// PNA's aggregators), aggregated before lin_l like PyG; dense features only.
 // Mean and Sum commute with the linear map, so x W_l is computed first when that is
 // cheaper (fewer output than input features, or sparse input) — same result.
 #pragma once
@@ -14,8 +16,9 @@
 
 namespace edgewise::gnn {
 
-enum class SageAggregator { Mean, Sum, MaxPool };
-SageAggregator parse_sage_aggregator(const std::string& name);  // "mean", "sum", "max" / "maxpool"
+enum class SageAggregator { Mean, Sum, MaxPool, Var, Std };
+// "mean", "sum", "max" / "maxpool", "var", "std"
+SageAggregator parse_sage_aggregator(const std::string& name);
 
 struct SAGEConvOptions {
   SageAggregator aggregator = SageAggregator::Mean;

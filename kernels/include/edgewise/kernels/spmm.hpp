@@ -90,9 +90,26 @@ void spmm(VectorView<const int64_t> offsets, VectorView<const I> indices, Vector
 // pieces), so results are bitwise reproducible like the forward. No atomics.
 
 // Whether spmm_backward / spmm_arg_backward / spmm_weight_backward cover `op` (its
-// backward rule is sum, mean or arg; an op whose gradient needs the forward's output,
-// like mul, has none yet and the helpers reject it with std::invalid_argument).
+// backward rule is sum, mean or arg). Ops whose gradient needs the forward's values
+// (mul, var, std) are rejected there with std::invalid_argument: spmm_full_backward
+// covers every op.
 bool spmm_has_backward(ReduceOp op) noexcept;
+
+// dL/dx, and dL/dw when grad_w is given, for EVERY op, from the forward's inputs
+// (offsets, indices, weights, x), output out and arg (min/max only). Each message
+// m_e = w_e x[src_e] of output v gets g_e = grad_out[v] * d out[v] / d m_e by the op's
+// rule (edgewise/kernels/reduce_backward.hpp: mul out / m; var 2 (m - mean) / deg;
+// std (m - mean) / (deg out), 0 where out was masked), in an [E, C] buffer; then
+//   grad_x[u] = sum over transposed edges t of u of  w_e g_e     (e = t_edge_ids[t])
+//   grad_w[e] = sum_c g_e[c] x[src_e, c]
+// The sum over t is the transposed gather of spmm_backward (reproducible, no atomics).
+// t_offsets [N + 1] and t_edge_ids [E] (required) describe the transposed CSR.
+template <class T, class I>
+void spmm_full_backward(VectorView<const int64_t> offsets, VectorView<const I> indices, VectorView<const T> weights,
+                        MatrixView<const T> x, ReduceOp op, MatrixView<const T> out, MatrixView<const int64_t> arg,
+                        MatrixView<const T> grad_out, VectorView<const int64_t> t_offsets,
+                        VectorView<const int64_t> t_edge_ids, MatrixView<T> grad_x, VectorView<T> grad_w,
+                        Context& ctx);
 
 // dL/dx for op sum or mean:
 //   grad_x[u] = sum over t of u of  w_e * grad_out[v_t]            (sum)

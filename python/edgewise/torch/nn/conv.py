@@ -136,7 +136,9 @@ def _plain_graph(edge_index, edge_weight, num_nodes):
 class SAGEConv(torch.nn.Module):
     """GraphSAGE: out = lin_l(aggr_{u -> v} x_u) + lin_r(x_v) (PyG's SAGEConv).
 
-    aggr: "mean", "max" or "sum" (an isolated node aggregates to 0); normalize: L2-
+    aggr: "mean", "max", "sum", "var" or "std" (PyG's VarAggregation / StdAggregation:
+    population variance; std clamped at 1e-5, masked to 0 at or below sqrt(1e-5); an
+    isolated node aggregates to 0); normalize: L2-
     normalise each output row; root_weight: add lin_r(x); project: x_u <- relu(lin(x_u))
     before aggregating; bias: lin_l's bias. edge_weight (an extension: PyG's SAGEConv
     takes none) scales each message.
@@ -147,8 +149,8 @@ class SAGEConv(torch.nn.Module):
         root_weight: bool = True, project: bool = False, bias: bool = True,
     ):
         super().__init__()
-        if aggr not in ("mean", "max", "sum", "add"):
-            raise ValueError(f"SAGEConv: aggr must be 'mean', 'max' or 'sum' (got {aggr!r})")
+        if aggr not in ("mean", "max", "sum", "add", "var", "std"):
+            raise ValueError(f"SAGEConv: aggr must be 'mean', 'max', 'sum', 'var' or 'std' (got {aggr!r})")
         if isinstance(in_channels, int):
             in_channels = (in_channels, in_channels)
         self.in_channels, self.out_channels = in_channels, out_channels

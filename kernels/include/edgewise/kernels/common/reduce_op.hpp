@@ -17,7 +17,9 @@ namespace edgewise {
   X(Mean, "mean", "mean")  \
   X(Min, "min", "amin")    \
   X(Max, "max", "amax")    \
-  X(Mul, "mul", "prod")
+  X(Mul, "mul", "prod")    \
+  X(Var, "var", "var")     \
+  X(Std, "std", "std")
 
 #define EW_REDUCE_OP_ENUMERATOR(Name, name, alias) Name,
 enum class ReduceOp : int { EW_REDUCE_OPS(EW_REDUCE_OP_ENUMERATOR) };

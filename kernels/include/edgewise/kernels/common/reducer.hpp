@@ -13,17 +13,27 @@
 //                              Add             atomicAdd on CUDA (partials += on CPU)
 //                              PackedExtremum  atomicMax of a (key << 32 | ~row) word (common/monotone.hpp)
 //                              CasLoop         an atomicCAS loop applying merge (CPU: per-thread partials)
+//                              Moments         CUDA: two passes of atomicAdd, count + sum -> mean, then the
+//                                              sum of squared deviations; finalize from (count, mean, M2)
+//                                              (from_moments). CPU: per-thread partials merged with merge.
 //   kBackward                the gradient of one element (message) m of an output y:
 //                              Sum      dy/dm = 1
 //                              Mean     dy/dm = 1 / count
 //                              Arg      dy/dm = 1 where arg picked m, else 0
 //                              Product  dy/dm = y / m (torch_scatter's; inf/NaN for m == 0)
+//                              Variance dy/dm = 2 (m - mean) / count
+//                              StdDev   dy/dm = (m - mean) / (count * y), 0 where y was masked to 0
+//                            (message_grad below computes all but Arg from the output's
+//                            accumulator, so a new op with an existing rule needs no driver change)
+//   kIntegers                whether integer element types are defined (false: the entry
+//                            points reject them with std::invalid_argument)
 //   identity()               the accumulator of no elements
 //   accumulate(acc, v)       fold one element (no arg tracked)
 //   accumulate(acc, arg, v, row)  fold element v of `row` (rows in increasing order)
 //   merge(acc, arg, b, arg_b)     merge a partial over other rows, deterministically
 //   combine<kTrackArg>(...)  merge when args are (or are not) tracked
 //   finalize(acc, count)     the output value of `count` elements
+//   mean_of(acc)             (Variance / StdDev rules) the mean the accumulator holds
 //
 // Adding an op touches three files:
 //   1. this file: a Reducer<ReduceOp::NewOp, T> specialisation with the members above;
@@ -38,8 +48,10 @@
 //    int32 sum or product wraps modulo 2^32 on output; an integer mean truncates.
 //  - min/max: NaN beats every number (it propagates), among equals the lower row
 //    wins; an empty reduction writes 0 and arg -1.
+//  - var/std: floating point only (see their trait).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -50,8 +62,8 @@
 
 namespace edgewise {
 
-enum class ScatterKind { Add, PackedExtremum, CasLoop };
-enum class BackwardRule { Sum, Mean, Arg, Product };
+enum class ScatterKind { Add, PackedExtremum, CasLoop, Moments };
+enum class BackwardRule { Sum, Mean, Arg, Product, Variance, StdDev };
 
 // The integer accumulators are 64-bit: sums and products modulo 2^64 truncate to
 // the same 32-bit result as wrapping 32-bit arithmetic would give.
@@ -82,6 +94,7 @@ struct ArglessReducer {
   static constexpr bool kHasArg = false;
   static constexpr bool kNanSkippingFold = false;
   static constexpr bool kLongChain = false;
+  static constexpr bool kIntegers = true;
 
   template <class T>
   EW_HD_INLINE static void accumulate(Acc& acc, int64_t& arg, T v, int64_t row) {
@@ -140,6 +153,7 @@ struct ExtremumReducer {
   static constexpr bool kNanSkippingFold = std::is_floating_point_v<T>;
   static constexpr bool kLongChain = true;
   static constexpr bool kFinalizeUsesCount = false;
+  static constexpr bool kIntegers = true;
   static constexpr ScatterKind kScatter = ScatterKind::PackedExtremum;
   static constexpr BackwardRule kBackward = BackwardRule::Arg;
 
@@ -230,6 +244,126 @@ struct Reducer<ReduceOp::Mul, T> : ArglessReducer<Reducer<ReduceOp::Mul, T>, typ
     }
   }
 };
+
+// var and std: population variance (divide by the count, like PyG's
+// VarAggregation / StdAggregation), and std = sqrt(max(var, 1e-5)) with outputs at
+// or below sqrt(1e-5) set to 0 (PyG's clamp, then masked_fill). Empty: 0.
+//
+// The accumulator is Welford's (count, mean, M2 = sum of squared deviations from
+// the running mean), not (sum, sum of squares): var = E[x^2] - E[x]^2 subtracts two
+// numbers of size mean^2 to get one of size var, so for |mean| >> std every digit
+// cancels (float values around 1e4 with unit noise: E[x^2] ~ 1e8 has an ulp of 8,
+// the variance is 1). Welford's update only ever adds deviations from the mean.
+// Partials (thread lanes, hub pieces, per-thread scatter partials) merge with
+// Chan et al.'s parallel formula, which is as stable. float accumulates in float
+// (like sum), double in double; integers are not defined (kIntegers = false: the
+// entry points reject them; the trait still compiles for them in double).
+template <class F>
+struct Welford {
+  F count;
+  F mean;
+  F m2;
+};
+
+template <class Derived, class T>
+struct MomentsReducer : ArglessReducer<Derived, Welford<std::conditional_t<std::is_floating_point_v<T>, T, double>>> {
+  using F = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+  using Acc = Welford<F>;
+  static constexpr bool kFinalizeUsesCount = false;
+  static constexpr bool kLongChain = true;
+  static constexpr bool kIntegers = false;
+  static constexpr ScatterKind kScatter = ScatterKind::Moments;
+  EW_HD_INLINE static Acc identity() { return Acc{F(0), F(0), F(0)}; }
+  EW_HD_INLINE static void accumulate(Acc& acc, T v) {
+    const F x = static_cast<F>(v);
+    acc.count += F(1);
+    const F delta = x - acc.mean;
+    acc.mean += delta / acc.count;
+    acc.m2 += delta * (x - acc.mean);
+  }
+  using ArglessReducer<Derived, Acc>::accumulate;
+  // Chan's merge: n = na + nb, d = mean_b - mean_a, mean = mean_a + d nb / n,
+  // M2 = M2_a + M2_b + d^2 na nb / n. An empty side leaves the other unchanged.
+  EW_HD_INLINE static void merge_values(Acc& a, Acc b) {
+    if (b.count == F(0)) return;
+    if (a.count == F(0)) {
+      a = b;
+      return;
+    }
+    const F n = a.count + b.count;
+    const F delta = b.mean - a.mean;
+    const F share_b = b.count / n;
+    a.mean += delta * share_b;
+    a.m2 += b.m2 + delta * delta * a.count * share_b;
+    a.count = n;
+  }
+  // The accumulator from moments computed elsewhere (the CUDA scatter's two passes).
+  EW_HD_INLINE static Acc from_moments(F count, F mean, F m2) { return Acc{count, mean, m2}; }
+  EW_HD_INLINE static F mean_of(const Acc& acc) { return acc.mean; }
+  EW_HD_INLINE static F variance(const Acc& acc) { return acc.count > F(0) ? acc.m2 / acc.count : F(0); }
+};
+
+template <class T>
+struct Reducer<ReduceOp::Var, T> : MomentsReducer<Reducer<ReduceOp::Var, T>, T> {
+  using Base = MomentsReducer<Reducer<ReduceOp::Var, T>, T>;
+  static constexpr BackwardRule kBackward = BackwardRule::Variance;
+  EW_HD_INLINE static T finalize(typename Base::Acc acc, int64_t) { return static_cast<T>(Base::variance(acc)); }
+};
+
+// PyG's constants: the clamp 1e-5 and the mask threshold math.sqrt(1e-5), both
+// rounded to T as torch does for a scalar next to a T tensor.
+template <class T>
+struct Reducer<ReduceOp::Std, T> : MomentsReducer<Reducer<ReduceOp::Std, T>, T> {
+  using Base = MomentsReducer<Reducer<ReduceOp::Std, T>, T>;
+  static constexpr BackwardRule kBackward = BackwardRule::StdDev;
+  EW_HD_INLINE static T finalize(typename Base::Acc acc, int64_t) {
+    using F = typename Base::F;
+    const F var = Base::variance(acc);
+    const F clamped = var < F(1e-5) ? F(1e-5) : var;  // NaN stays NaN
+    F s;
+    if constexpr (std::is_same_v<F, float>) {
+      s = sqrtf(clamped);
+    } else {
+      s = sqrt(clamped);
+    }
+    return s <= F(0.0031622776601683794) ? T(0) : static_cast<T>(s);
+  }
+};
+
+// The gradient of output y (accumulator `acc` over `count` elements) with respect
+// to one of its elements m, times the output's gradient g: every rule but Arg.
+template <class R, class T>
+EW_HD_INLINE T message_grad(T g, T m, T y, const typename R::Acc& acc, int64_t count) {
+  if constexpr (R::kBackward == BackwardRule::Sum) {
+    return g;
+  } else if constexpr (R::kBackward == BackwardRule::Mean) {
+    return count > 0 ? g / static_cast<T>(count) : T(0);
+  } else if constexpr (R::kBackward == BackwardRule::Product) {
+    return g * y / m;
+  } else if constexpr (R::kBackward == BackwardRule::Variance) {
+    return count > 0 ? g * T(2) * (m - static_cast<T>(R::mean_of(acc))) / static_cast<T>(count) : T(0);
+  } else if constexpr (R::kBackward == BackwardRule::StdDev) {
+    return count > 0 && y != T(0) ? g * (m - static_cast<T>(R::mean_of(acc))) / (static_cast<T>(count) * y) : T(0);
+  } else {
+    static_assert(R::kBackward != BackwardRule::Arg, "message_grad: Arg rules route through the forward's arg");
+    return T(0);
+  }
+}
+
+// Whether integer element types are defined for the runtime op (the trait's kIntegers).
+inline bool defined_for_integers(ReduceOp op) noexcept {
+  return visit_reduce_op(op, [](auto tag) { return Reducer<decltype(tag)::value, float>::kIntegers; });
+}
+
+// The element type's name in error messages.
+template <class T>
+constexpr const char* element_type_name() noexcept {
+  if constexpr (std::is_same_v<T, float>) return "float32";
+  if constexpr (std::is_same_v<T, double>) return "float64";
+  if constexpr (std::is_same_v<T, int32_t>) return "int32";
+  if constexpr (std::is_same_v<T, uint32_t>) return "uint32";
+  return "?";
+}
 
 // The trait's backward rule for a runtime op.
 inline BackwardRule backward_rule(ReduceOp op) noexcept {
