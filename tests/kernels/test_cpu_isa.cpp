@@ -1,16 +1,23 @@
 // Runtime ISA dispatch: every level this build and CPU support gives identical
-// results for the dispatched kernels (sort_by_key, run_length_encode), equal to a
-// sequential reference; forcing an unsupported level or an unknown name is refused.
+// results for the dispatched kernels (sort_by_key, run_length_encode, equal to a
+// sequential reference; segment_reduce, scatter_reduce, spmm and its backward, the
+// same bits at every level); forcing an unsupported level or an unknown name is refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <numeric>
 #include <random>
 #include <vector>
 
+#include "edgewise/kernels/common/context.hpp"
 #include "edgewise/kernels/cpu_isa.hpp"
 #include "edgewise/kernels/run_length_encode.hpp"
+#include "edgewise/kernels/scatter_reduce.hpp"
+#include "edgewise/kernels/segment_reduce.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
+#include "edgewise/kernels/spmm.hpp"
 
 namespace edgewise::test {
 namespace {
@@ -96,6 +103,212 @@ TEST(CpuIsa, EverySupportedLevelGivesTheReferenceResult) {
   }
   set_cpu_isa(original);
   std::printf("[ cpu isa ] best level here: %s\n", to_string(best));
+}
+
+// ---- The reductions: segment_reduce, scatter_reduce, spmm and its backward ----
+//
+// Each level must give the same bits. That holds for float sums too: every kernel
+// fixes its reduction order (per output, rows / edges in order, lanes and hub pieces
+// merged in a fixed order, scatter partials merged in thread order with the thread
+// count unchanged within this process), and the per-level objects are compiled
+// without FMA contraction. So the levels are compared bitwise, and the baseline
+// against a naive sum with a tolerance (the order differs from the naive one).
+// Only float has per-level copies (kIsaDispatchedElement); other types run the
+// baseline copy at every level, so comparing them would prove nothing.
+
+// Every output of one run, as bytes.
+using Bytes = std::vector<unsigned char>;
+template <class T>
+void append(Bytes& out, const std::vector<T>& v) {
+  const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+  out.insert(out.end(), p, p + v.size() * sizeof(T));
+}
+
+struct ReductionInputs {
+  int64_t rows = 0, cols = 0;
+  std::vector<float> values;           // [rows, cols]
+  std::vector<int64_t> offsets;        // sorted segments of rows, one hub longer than a piece
+  std::vector<int32_t> index_few;      // scatter into few outputs (thread partials)
+  std::vector<int32_t> index_many;     // scatter into many outputs (owner-computes)
+  int64_t segments = 0, few = 0, many = 0;
+  // A CSR over `rows` source nodes with `nodes` destinations, its transpose and weights.
+  int64_t nodes = 0;
+  std::vector<int64_t> csr_offsets, t_offsets, t_edge_ids;
+  std::vector<int32_t> csr_indices, t_indices;
+  std::vector<float> weights;
+};
+
+ReductionInputs make_reduction_inputs(int64_t cols) {
+  std::mt19937_64 rng(5 + static_cast<uint64_t>(cols));
+  ReductionInputs in;
+  in.rows = 50000;
+  in.cols = cols;
+  const int64_t n = in.rows * cols;
+  std::uniform_real_distribution<float> real(-4.0f, 4.0f);
+  in.values.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    in.values[static_cast<size_t>(i)] = real(rng);
+  }
+  // Segments: a hub of 40000 rows (longer than one CPU piece at these widths), then
+  // short ones of 0..40 rows (empty segments included).
+  in.offsets = {0, 40000};
+  std::uniform_int_distribution<int64_t> length(0, 40);
+  while (in.offsets.back() < in.rows) in.offsets.push_back(std::min(in.rows, in.offsets.back() + length(rng)));
+  in.segments = static_cast<int64_t>(in.offsets.size()) - 1;
+  in.few = 7;
+  in.many = 30000;
+  std::uniform_int_distribution<int32_t> to_few(0, static_cast<int32_t>(in.few - 1));
+  std::uniform_int_distribution<int32_t> to_many(0, static_cast<int32_t>(in.many - 1));
+  for (int64_t r = 0; r < in.rows; ++r) {
+    in.index_few.push_back(to_few(rng));
+    in.index_many.push_back(to_many(rng));
+  }
+  // CSR: destination 0 is a hub of 10000 edges (longer than one piece), the others 0..20 edges; sources
+  // skewed towards low ids (repeated gathers of the same rows).
+  in.nodes = 8000;
+  std::uniform_int_distribution<int64_t> degree(0, 20);
+  std::uniform_int_distribution<int32_t> source(0, static_cast<int32_t>(in.rows - 1));
+  in.csr_offsets = {0};
+  for (int64_t v = 0; v < in.nodes; ++v) {
+    const int64_t d = v == 0 ? 10000 : degree(rng);
+    for (int64_t k = 0; k < d; ++k) in.csr_indices.push_back(k % 3 == 0 ? source(rng) % 500 : source(rng));
+    in.csr_offsets.push_back(static_cast<int64_t>(in.csr_indices.size()));
+  }
+  const int64_t edges = in.csr_offsets.back();
+  for (int64_t e = 0; e < edges; ++e) in.weights.push_back(real(rng));
+  // Transpose: edges grouped by source, forward order within a source.
+  in.t_offsets.assign(static_cast<size_t>(in.rows + 1), 0);
+  for (int32_t u : in.csr_indices) ++in.t_offsets[static_cast<size_t>(u) + 1];
+  std::partial_sum(in.t_offsets.begin(), in.t_offsets.end(), in.t_offsets.begin());
+  std::vector<int64_t> fill(in.t_offsets.begin(), in.t_offsets.end() - 1);
+  in.t_indices.resize(static_cast<size_t>(edges));
+  in.t_edge_ids.resize(static_cast<size_t>(edges));
+  for (int64_t v = 0; v < in.nodes; ++v) {
+    for (int64_t e = in.csr_offsets[static_cast<size_t>(v)]; e < in.csr_offsets[static_cast<size_t>(v) + 1]; ++e) {
+      const int64_t t = fill[static_cast<size_t>(in.csr_indices[static_cast<size_t>(e)])]++;
+      in.t_indices[static_cast<size_t>(t)] = static_cast<int32_t>(v);
+      in.t_edge_ids[static_cast<size_t>(t)] = e;
+    }
+  }
+  return in;
+}
+
+template <class T>
+MatrixView<const T> matrix(const std::vector<T>& v, int64_t rows, int64_t cols) {
+  return MatrixView<const T>(v.data(), rows, cols);
+}
+template <class T>
+VectorView<const T> vector_view(const std::vector<T>& v) {
+  return VectorView<const T>(v.data(), static_cast<int64_t>(v.size()));
+}
+
+// segment_reduce and scatter_reduce of every op and element type; out (+ arg) bytes.
+template <class T>
+void run_segment_and_scatter(const ReductionInputs& in, const std::vector<T>& values, Bytes& bytes) {
+  const int64_t C = in.cols;
+  for (ReduceOp op : kAllReduceOps) {
+    const bool arg = has_arg(op);
+    std::vector<T> out(static_cast<size_t>(in.segments * C));
+    std::vector<int64_t> args(arg ? out.size() : 0);
+    segment_reduce<T>(matrix(values, in.rows, C), vector_view(in.offsets), op,
+                      MatrixView<T>(out.data(), in.segments, C),
+                      arg ? MatrixView<int64_t>(args.data(), in.segments, C) : MatrixView<int64_t>{});
+    append(bytes, out);
+    append(bytes, args);
+    for (const auto* index : {&in.index_few, &in.index_many}) {
+      const int64_t S = index == &in.index_few ? in.few : in.many;
+      std::vector<T> s_out(static_cast<size_t>(S * C));
+      std::vector<int64_t> s_args(arg ? s_out.size() : 0);
+      scatter_reduce<T, int32_t>(matrix(values, in.rows, C), vector_view(*index), op,
+                                 MatrixView<T>(s_out.data(), S, C),
+                                 arg ? MatrixView<int64_t>(s_args.data(), S, C) : MatrixView<int64_t>{});
+      append(bytes, s_out);
+      append(bytes, s_args);
+    }
+  }
+}
+
+// spmm of every op, with and without weights, and every backward it has; bytes of
+// all outputs. Returns the unweighted sum too (for the reference check).
+std::vector<float> run_spmm(const ReductionInputs& in, Bytes& bytes) {
+  const int64_t C = in.cols, S = in.nodes, N = in.rows;
+  const int64_t E = in.csr_offsets.back();
+  Context& ctx = default_context(Device::cpu());
+  std::vector<float> plain_sum;
+  for (ReduceOp op : kAllReduceOps) {
+    for (bool weighted : {false, true}) {
+      const bool arg = has_arg(op);
+      std::vector<float> out(static_cast<size_t>(S * C));
+      std::vector<int64_t> args(arg ? out.size() : 0);
+      const VectorView<const float> w = weighted ? vector_view(in.weights) : VectorView<const float>{};
+      spmm<float, int32_t>(vector_view(in.csr_offsets), vector_view(in.csr_indices), w, matrix(in.values, N, C), op,
+                           MatrixView<float>(out.data(), S, C),
+                           arg ? MatrixView<int64_t>(args.data(), S, C) : MatrixView<int64_t>{});
+      append(bytes, out);
+      append(bytes, args);
+      if (op == ReduceOp::Sum && !weighted) plain_sum = out;
+      if (!spmm_has_backward(op)) continue;
+      // grad_out: the first S rows of the values.
+      const MatrixView<const float> grad_out = matrix(in.values, S, C);
+      std::vector<float> grad_x(static_cast<size_t>(N * C));
+      if (arg) {
+        spmm_arg_backward<float, int32_t>(vector_view(in.t_offsets), vector_view(in.t_indices),
+                                          vector_view(in.t_edge_ids), w, grad_out, matrix(args, S, C),
+                                          MatrixView<float>(grad_x.data(), N, C), ctx);
+      } else {
+        spmm_backward<float, int32_t>(vector_view(in.t_offsets), vector_view(in.t_indices),
+                                      vector_view(in.t_edge_ids), w, grad_out, op, vector_view(in.csr_offsets),
+                                      MatrixView<float>(grad_x.data(), N, C), ctx);
+      }
+      append(bytes, grad_x);
+      if (weighted) {
+        std::vector<float> grad_w(static_cast<size_t>(E));
+        spmm_weight_backward<float, int32_t>(vector_view(in.csr_offsets), vector_view(in.csr_indices),
+                                             matrix(in.values, N, C), grad_out, op,
+                                             arg ? matrix(args, S, C) : MatrixView<const int64_t>{},
+                                             VectorView<float>(grad_w.data(), E), ctx);
+        append(bytes, grad_w);
+      }
+    }
+  }
+  return plain_sum;
+}
+
+TEST(CpuIsa, ReductionsGiveTheSameBitsAtEveryLevel) {
+  const CpuIsa original = cpu_isa();
+  const CpuIsa best = best_supported_cpu_isa();
+  for (int64_t cols : {64, 37}) {  // a specialised width and the generic one
+    SCOPED_TRACE("cols " + std::to_string(cols));
+    const ReductionInputs in = make_reduction_inputs(cols);
+    Bytes baseline;
+    for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512}) {
+      if (static_cast<int>(level) > static_cast<int>(best)) continue;
+      SCOPED_TRACE(to_string(level));
+      set_cpu_isa(level);
+      Bytes bytes;
+      run_segment_and_scatter(in, in.values, bytes);  // float: the type with per-level copies
+      const std::vector<float> sum = run_spmm(in, bytes);
+      if (level == CpuIsa::Baseline) {
+        baseline = std::move(bytes);
+        // The baseline is right (a naive sum, loose tolerance): identical bits of a
+        // wrong result at every level would prove nothing.
+        for (int64_t v = 0; v < in.nodes; v += 97) {
+          for (int64_t c = 0; c < cols; ++c) {
+            double want = 0;
+            for (int64_t e = in.csr_offsets[static_cast<size_t>(v)]; e < in.csr_offsets[static_cast<size_t>(v) + 1]; ++e)
+              want += in.values[static_cast<size_t>(in.csr_indices[static_cast<size_t>(e)] * cols + c)];
+            ASSERT_NEAR(sum[static_cast<size_t>(v * cols + c)], want, 1e-3 * (1 + std::abs(want))) << v << "," << c;
+          }
+        }
+      } else {
+        ASSERT_EQ(bytes.size(), baseline.size());
+        EXPECT_TRUE(bytes == baseline) << "first differing byte "
+                                        << std::mismatch(bytes.begin(), bytes.end(), baseline.begin()).first -
+                                               bytes.begin();
+      }
+    }
+  }
+  set_cpu_isa(original);
 }
 
 TEST(CpuIsa, NamesRoundTripAndUnknownNamesAreRefused) {

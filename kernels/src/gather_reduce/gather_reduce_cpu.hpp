@@ -10,7 +10,7 @@
 // waits while work is left) and each hub's partials merge in piece order with
 // the op's merge. Each output row has one writer: no atomics, and since the piece
 // size is fixed the result is bitwise identical at any thread count.
-// Host compiler only (OpenMP).
+// Host compiler only (OpenMP); included by dispatched CPU files only.
 #pragma once
 
 #include <omp.h>
@@ -23,9 +23,13 @@
 #include "edgewise/kernels/common/bounds.hpp"
 #include "edgewise/kernels/common/context.hpp"
 #include "edgewise/kernels/common/memory.hpp"
+#include "cpu_isa/dispatch.hpp"
 #include "gather_reduce/gather_reduce_core.hpp"
 
 namespace edgewise::gather_reduce_detail {
+// Each ISA level's copy in its own namespace: the per-level objects never share (and
+// the linker never swaps) a copy of these functions.
+inline namespace EW_CPU_ISA_NS {
 
 inline constexpr int64_t kRowCostEdges = 2;                 // per-row overhead, in edges, for balancing
 inline constexpr int64_t kChunksPerThread = 8;              // row chunks per thread in the dynamic pool
@@ -165,4 +169,5 @@ void run_balanced(const int64_t* off, int64_t rows, int64_t cols, int64_t piece_
   }
 }
 
+}  // namespace EW_CPU_ISA_NS
 }  // namespace edgewise::gather_reduce_detail

@@ -15,30 +15,16 @@ void require_run_capacity(const char* op, int64_t runs, VectorView<K> values, Ve
                           bool with_lengths);
 
 // The CPU driver, one copy per ISA level (run_length_encode_cpu.cpp; cpu_isa/dispatch.hpp).
-namespace isa_baseline {
-template <class K>
-int64_t run_length_encode_cpu(const char* op, std::span<const VectorView<const K>> chunks, VectorView<K> values,
-                              VectorView<int64_t> lengths, bool with_lengths, Context& ctx);
-}  // namespace isa_baseline
-namespace isa_avx2 {
-template <class K>
-int64_t run_length_encode_cpu(const char* op, std::span<const VectorView<const K>> chunks, VectorView<K> values,
-                              VectorView<int64_t> lengths, bool with_lengths, Context& ctx);
-}  // namespace isa_avx2
-namespace isa_avx512 {
-template <class K>
-int64_t run_length_encode_cpu(const char* op, std::span<const VectorView<const K>> chunks, VectorView<K> values,
-                              VectorView<int64_t> lengths, bool with_lengths, Context& ctx);
-}  // namespace isa_avx512
+EW_DECLARE_PER_CPU_ISA(
+    template <class K>
+    int64_t run_length_encode_cpu(const char* op, std::span<const VectorView<const K>> chunks, VectorView<K> values,
+                                  VectorView<int64_t> lengths, bool with_lengths, Context& ctx);)
 
 // The copy for cpu_isa().
 template <class K>
 int64_t run_length_encode_cpu(const char* op, std::span<const VectorView<const K>> chunks, VectorView<K> values,
                               VectorView<int64_t> lengths, bool with_lengths, Context& ctx) {
-  return dispatch_cpu_isa(
-      [&] { return isa_baseline::run_length_encode_cpu(op, chunks, values, lengths, with_lengths, ctx); },
-      [&] { return isa_avx2::run_length_encode_cpu(op, chunks, values, lengths, with_lengths, ctx); },
-      [&] { return isa_avx512::run_length_encode_cpu(op, chunks, values, lengths, with_lengths, ctx); });
+  return EW_DISPATCH_CPU_ISA(run_length_encode_cpu, op, chunks, values, lengths, with_lengths, ctx);
 }
 
 template <class K>

@@ -1,13 +1,23 @@
 // scatter_reduce backend entry points (inputs already validated by scatter_reduce.cpp).
 #pragma once
 
+#include "cpu_isa/dispatch.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"
 
 namespace edgewise::scatter_reduce_detail {
 
+// The CPU driver, one copy per ISA level (float; other types: baseline only) (scatter_reduce_cpu.cpp; cpu_isa/dispatch.hpp).
+EW_DECLARE_PER_CPU_ISA(
+    template <class T, class I>
+    void scatter_reduce_cpu(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
+                            MatrixView<int64_t> arg, Context& ctx);)
+
+// The copy for cpu_isa().
 template <class T, class I>
 void scatter_reduce_cpu(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
-                        MatrixView<int64_t> arg, Context& ctx);
+                        MatrixView<int64_t> arg, Context& ctx) {
+  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, scatter_reduce_cpu, values, index, op, out, arg, ctx);
+}
 
 template <class T, class I>
 void scatter_reduce_cuda(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,

@@ -34,6 +34,7 @@
 #include "scatter_reduce/scatter_reduce_core.hpp"
 
 namespace edgewise::scatter_reduce_detail {
+namespace EW_CPU_ISA_NS {  // compiled once per ISA level (cpu_isa/dispatch.hpp)
 
 namespace {
 
@@ -308,12 +309,15 @@ void scatter_reduce_cpu(MatrixView<const T> values, VectorView<const I> index, R
                                          MatrixView<int64_t>, Context&);
 EW_INSTANTIATE(float, int32_t)
 EW_INSTANTIATE(float, int64_t)
+#if EW_CPU_ISA_LEVEL == 0  // the other element types: baseline copy only (kIsaDispatchedElement)
 EW_INSTANTIATE(double, int32_t)
 EW_INSTANTIATE(double, int64_t)
 EW_INSTANTIATE(int32_t, int32_t)
 EW_INSTANTIATE(int32_t, int64_t)
 EW_INSTANTIATE(uint32_t, int32_t)
 EW_INSTANTIATE(uint32_t, int64_t)
+#endif
 #undef EW_INSTANTIATE
 
+}  // namespace EW_CPU_ISA_NS
 }  // namespace edgewise::scatter_reduce_detail

@@ -18,6 +18,7 @@
 #include "gather_reduce/gather_reduce_cpu.hpp"
 
 namespace edgewise::segment_reduce_detail {
+namespace EW_CPU_ISA_NS {  // compiled once per ISA level (cpu_isa/dispatch.hpp)
 
 namespace {
 
@@ -219,11 +220,14 @@ void segment_reduce_cpu(MatrixView<const T> values, VectorView<const int64_t> of
 
 template void segment_reduce_cpu<float>(MatrixView<const float>, VectorView<const int64_t>, ReduceOp,
                                         MatrixView<float>, MatrixView<int64_t>, Context&);
+#if EW_CPU_ISA_LEVEL == 0  // the other element types: baseline copy only (kIsaDispatchedElement)
 template void segment_reduce_cpu<double>(MatrixView<const double>, VectorView<const int64_t>, ReduceOp,
                                          MatrixView<double>, MatrixView<int64_t>, Context&);
 template void segment_reduce_cpu<int32_t>(MatrixView<const int32_t>, VectorView<const int64_t>, ReduceOp,
                                           MatrixView<int32_t>, MatrixView<int64_t>, Context&);
 template void segment_reduce_cpu<uint32_t>(MatrixView<const uint32_t>, VectorView<const int64_t>,
                                            ReduceOp, MatrixView<uint32_t>, MatrixView<int64_t>, Context&);
+#endif
 
+}  // namespace EW_CPU_ISA_NS
 }  // namespace edgewise::segment_reduce_detail

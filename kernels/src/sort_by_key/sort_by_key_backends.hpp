@@ -8,45 +8,24 @@
 namespace edgewise::sort_by_key_detail {
 
 // The CPU driver, one copy per ISA level (sort_by_key_cpu.cpp; cpu_isa/dispatch.hpp).
-namespace isa_baseline {
-template <class K>
-void sort_by_key_cpu(VectorView<const K> keys, VectorView<K> sorted_keys, VectorView<int64_t> permutation,
-                     Context& ctx);
-template <class K, class P>
-void sort_by_key_values_cpu(VectorView<const K> keys, VectorView<const P> values, VectorView<K> sorted_keys,
-                            VectorView<P> sorted_values, Context& ctx);
-}  // namespace isa_baseline
-namespace isa_avx2 {
-template <class K>
-void sort_by_key_cpu(VectorView<const K> keys, VectorView<K> sorted_keys, VectorView<int64_t> permutation,
-                     Context& ctx);
-template <class K, class P>
-void sort_by_key_values_cpu(VectorView<const K> keys, VectorView<const P> values, VectorView<K> sorted_keys,
-                            VectorView<P> sorted_values, Context& ctx);
-}  // namespace isa_avx2
-namespace isa_avx512 {
-template <class K>
-void sort_by_key_cpu(VectorView<const K> keys, VectorView<K> sorted_keys, VectorView<int64_t> permutation,
-                     Context& ctx);
-template <class K, class P>
-void sort_by_key_values_cpu(VectorView<const K> keys, VectorView<const P> values, VectorView<K> sorted_keys,
-                            VectorView<P> sorted_values, Context& ctx);
-}  // namespace isa_avx512
+EW_DECLARE_PER_CPU_ISA(
+    template <class K>
+    void sort_by_key_cpu(VectorView<const K> keys, VectorView<K> sorted_keys, VectorView<int64_t> permutation,
+                         Context& ctx);
+    template <class K, class P>
+    void sort_by_key_values_cpu(VectorView<const K> keys, VectorView<const P> values, VectorView<K> sorted_keys,
+                                VectorView<P> sorted_values, Context& ctx);)
 
 // The copy for cpu_isa().
 template <class K>
 void sort_by_key_cpu(VectorView<const K> keys, VectorView<K> sorted_keys, VectorView<int64_t> permutation,
                      Context& ctx) {
-  dispatch_cpu_isa([&] { isa_baseline::sort_by_key_cpu(keys, sorted_keys, permutation, ctx); },
-                   [&] { isa_avx2::sort_by_key_cpu(keys, sorted_keys, permutation, ctx); },
-                   [&] { isa_avx512::sort_by_key_cpu(keys, sorted_keys, permutation, ctx); });
+  EW_DISPATCH_CPU_ISA(sort_by_key_cpu, keys, sorted_keys, permutation, ctx);
 }
 template <class K, class P>
 void sort_by_key_values_cpu(VectorView<const K> keys, VectorView<const P> values, VectorView<K> sorted_keys,
                             VectorView<P> sorted_values, Context& ctx) {
-  dispatch_cpu_isa([&] { isa_baseline::sort_by_key_values_cpu(keys, values, sorted_keys, sorted_values, ctx); },
-                   [&] { isa_avx2::sort_by_key_values_cpu(keys, values, sorted_keys, sorted_values, ctx); },
-                   [&] { isa_avx512::sort_by_key_values_cpu(keys, values, sorted_keys, sorted_values, ctx); });
+  EW_DISPATCH_CPU_ISA(sort_by_key_values_cpu, keys, values, sorted_keys, sorted_values, ctx);
 }
 
 template <class K>

@@ -19,6 +19,7 @@
 #include "spmm/spmm_backends.hpp"
 
 namespace edgewise::spmm_detail {
+namespace EW_CPU_ISA_NS {  // compiled once per ISA level (cpu_isa/dispatch.hpp)
 
 namespace {
 
@@ -31,6 +32,7 @@ constexpr uintptr_t kLine = 64;
 // Below this many gathered elements one thread does the work: a parallel region costs
 // more than it saves (and far more when the machine is oversubscribed).
 constexpr int64_t kParallelMinElements = int64_t{1} << 15;
+constexpr int64_t kDotLanes = 16;  // partial sums of the weight gradient's dot product
 
 // Prefetches (for reading, into L1) every cache line of `bytes` (> 0) bytes at `p`.
 // always_inline on purpose: out of line, GCC's pure-const analysis takes a function that
@@ -201,9 +203,19 @@ void weight_backward_rows(const int64_t* off, int64_t rows, int64_t E, const I* 
       const T* x_row = x + static_cast<int64_t>(indices[e]) * cols;
       const T* g_row = grad_out + v * cols;
       const int64_t* arg_row = kArg ? arg + v * cols : nullptr;
+      // kDotLanes partial sums in a fixed order, not a simd reduction: that one's order
+      // follows the vector width, so each ISA level would round differently.
+      T lanes[kDotLanes] = {};
+      int64_t c = 0;
+      for (; c + kDotLanes <= cols; c += kDotLanes) {
+#pragma omp simd
+        for (int64_t l = 0; l < kDotLanes; ++l)
+          lanes[l] += weight_grad_term<kArg>(g_row[c + l], x_row[c + l], kArg ? arg_row[c + l] : 0, e);
+      }
+      for (int64_t l = 0; c < cols; ++c, ++l)
+        lanes[l] += weight_grad_term<kArg>(g_row[c], x_row[c], kArg ? arg_row[c] : 0, e);
       T dot = T(0);
-#pragma omp simd reduction(+ : dot)
-      for (int64_t c = 0; c < cols; ++c) dot += weight_grad_term<kArg>(g_row[c], x_row[c], kArg ? arg_row[c] : 0, e);
+      for (int64_t l = 0; l < kDotLanes; ++l) dot += lanes[l];
       grad_w[e] = dot * weight_grad_scale<T>(mean, off[v + 1] - off[v]);
     }
   }
@@ -247,8 +259,11 @@ void weight_backward_cpu(const int64_t* offsets, int64_t rows, int64_t edges, co
                                           const int64_t*, int64_t, ReduceOp, T*);
 EW_INSTANTIATE(float, int32_t)
 EW_INSTANTIATE(float, int64_t)
+#if EW_CPU_ISA_LEVEL == 0  // double: baseline copy only (kIsaDispatchedElement)
 EW_INSTANTIATE(double, int32_t)
 EW_INSTANTIATE(double, int64_t)
+#endif
 #undef EW_INSTANTIATE
 
+}  // namespace EW_CPU_ISA_NS
 }  // namespace edgewise::spmm_detail

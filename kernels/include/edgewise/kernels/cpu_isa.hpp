@@ -1,7 +1,8 @@
 // Runtime CPU ISA dispatch: the level the dispatched CPU kernels run at.
 //
 // The default build is portable (x86-64-v2 baseline). Selected CPU translation
-// units (sort_by_key and run_length_encode today) are compiled once per level, each
+// units (sort_by_key, run_length_encode, and for float elements segment_reduce,
+// scatter_reduce, spmm and its backward) are compiled once per level, each
 // into its own namespace (isa_baseline, isa_avx2, isa_avx512), and a dispatcher
 // calls the one for cpu_isa(). Levels:
 //   Baseline  x86-64-v2 (SSE4.2, POPCNT): every x86-64 CPU of the last 15 years.
@@ -10,7 +11,8 @@
 // cpu_isa() is fixed at first use: the best level both the build and the CPU
 // (__builtin_cpu_supports) support, or the level EDGEWISE_CPU_ISA names
 // (baseline|avx2|avx512), lowered to what is supported. Results are identical at
-// every level (the kernels are integer or order-fixed); only speed differs.
+// every level (the kernels are integer or order-fixed, and the copies are compiled
+// without FMA contraction); only speed differs.
 // Builds without dispatch (EDGEWISE_NATIVE_ARCH=ON, non-x86 targets) support
 // Baseline only: the one copy is compiled for the build's own flags.
 #pragma once
