@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <regex>
 #include <string>
 #include <vector>
@@ -60,29 +61,40 @@ double median(std::vector<double> v) {
 
 // STREAM-style copy (a[i] = b[i]) over arrays far larger than the caches, counting
 // bytes read + written: the rate any streaming op on this device can hope for.
-double measure_floor_gbps(Device device, bool quick) {
-  const int64_t n = int64_t{1} << (quick ? 25 : 26);  // floats per array: 128 / 256 MB
-  Buffer<float> src(n, device), dst(n, device);
-  std::function<void()> copy;
-  if (device.is_cpu()) {
-    float* s = src.data();
-    float* d = dst.data();
+// The arrays are kept, so the floor can be measured again next to every case: a
+// shared machine's bandwidth drifts by tens of percent within a minute, and a
+// ratio against a floor measured a minute earlier would carry that drift.
+class CopyFloor {
+ public:
+  CopyFloor(Device device, bool quick)
+      : n_(int64_t{1} << (quick ? 25 : 26)), src_(n_, device), dst_(n_, device) {  // 128 / 256 MB per array
+    if (device.is_cpu()) {
+      float* s = src_.data();
+      float* d = dst_.data();
+      const int64_t n = n_;
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) s[i] = static_cast<float>(i & 1023);
-    copy = [s, d, n] {
+      for (int64_t i = 0; i < n; ++i) s[i] = static_cast<float>(i & 1023);
+      copy_ = [s, d, n] {
 #pragma omp parallel for simd schedule(static)
-      for (int64_t i = 0; i < n; ++i) d[i] = s[i];
-    };
-  } else {
-    src.fill_bytes(1);
-    copy = [&] {
-      copy_bytes(dst.data(), device, src.data(), device, dst.bytes());
-      synchronize(device);
-    };
+        for (int64_t i = 0; i < n; ++i) d[i] = s[i];
+      };
+    } else {
+      src_.fill_bytes(1);
+      copy_ = [this, device] {
+        copy_bytes(dst_.data(), device, src_.data(), device, dst_.bytes());
+        synchronize(device);
+      };
+    }
   }
-  auto times = time_calls(copy, quick ? 5 : 15, quick ? 100 : 400, 200);
-  return 2.0 * static_cast<double>(n) * sizeof(float) / (median(times) * 1e-3) / 1e9;
-}
+  // Copy times (ms) of about `ms` milliseconds of copying, after one warm-up.
+  std::vector<double> times(int min_repeats, double ms) { return time_calls(copy_, min_repeats, ms, 200); }
+  double gbps(double median_ms) const { return 2.0 * static_cast<double>(n_) * sizeof(float) / (median_ms * 1e-3) / 1e9; }
+
+ private:
+  int64_t n_;
+  Buffer<float> src_, dst_;
+  std::function<void()> copy_;
+};
 
 void write_json(const std::string& path, const std::vector<Row>& rows) {
   nlohmann::ordered_json records = nlohmann::ordered_json::array();
@@ -161,21 +173,29 @@ int main_impl(const Flags& flags) {
               options.quick ? ", quick" : "");
   if (cuda_device_count() == 0) std::printf("(no GPU here: %s; CPU cases only)\n", cuda_unavailable_reason().c_str());
 
-  std::map<int, double> floors;  // per device type
+  std::map<int, std::unique_ptr<CopyFloor>> floors;  // per device type
   std::vector<Row> rows;
   std::map<std::string, double> median_by_name;
-  std::printf("%-58s %10s %10s %8s %7s %9s\n", "case", "median ms", "min ms", "GB/s", "floor", "vs base");
+  std::printf("%-58s %10s %10s %8s %7s %7s %9s\n", "case", "median ms", "min ms", "GB/s", "copy", "floor", "vs base");
+  std::printf("(copy: GB/s of the copy timed just before and after that case; floor: GB/s / copy)\n");
   for (auto& [c, full] : selected) {
     const int key = static_cast<int>(c->device.type);
     if (!floors.count(key)) {
-      floors[key] = measure_floor_gbps(c->device, options.quick);
-      std::printf("%-58s %10s %10s %8.1f %7s %9s\n", (std::string("memory floor: copy/") + (key ? "cuda" : "cpu")).c_str(),
-                  "", "", floors[key], "1.00", "");
+      floors[key] = std::make_unique<CopyFloor>(c->device, options.quick);
+      const double first = floors[key]->gbps(median(floors[key]->times(options.quick ? 5 : 15, options.quick ? 100 : 400)));
+      std::printf("%-58s %10s %10s %8.1f %7s %7s %9s\n", (std::string("memory floor: copy/") + (key ? "cuda" : "cpu")).c_str(),
+                  "", "", first, "", "1.00", "");
     }
     Prepared p = c->prepare(options);
     const bool gpu = c->device.is_cuda();
+    // The floor of this row: copies timed just before and just after the case, pooled.
+    CopyFloor& floor = *floors[key];
+    const double floor_ms = options.quick ? 50 : 150;
+    std::vector<double> floor_times = floor.times(3, floor_ms);
     auto times = time_calls(p.run, options.quick ? 5 : (gpu ? 50 : 20), options.quick ? 50 : 300,
                             p.max_repeats > 0 ? p.max_repeats : 2000);
+    const std::vector<double> after = floor.times(3, floor_ms);
+    floor_times.insert(floor_times.end(), after.begin(), after.end());
     Row r;
     r.name = full;
     r.device = c->device;
@@ -183,7 +203,7 @@ int main_impl(const Flags& flags) {
     r.min_ms = *std::min_element(times.begin(), times.end());
     r.bytes = p.bytes;
     r.gbps = p.bytes > 0 ? p.bytes / (r.median_ms * 1e-3) / 1e9 : 0;
-    r.floor_gbps = floors[key];
+    r.floor_gbps = floor.gbps(median(floor_times));
     r.repeats = static_cast<int>(times.size());
     r.detail = p.detail;
     if (!p.baseline.empty()) {
@@ -194,7 +214,8 @@ int main_impl(const Flags& flags) {
     char ratio[16] = "", speed[32] = "";
     if (r.gbps > 0) std::snprintf(ratio, sizeof ratio, "%.2f", r.gbps / r.floor_gbps);
     if (r.speedup > 0) std::snprintf(speed, sizeof speed, "%.2fx", r.speedup);
-    std::printf("%-58s %10.3f %10.3f %8.1f %7s %9s %s\n", full.c_str(), r.median_ms, r.min_ms, r.gbps, ratio, speed,
+    std::printf("%-58s %10.3f %10.3f %8.1f %7.1f %7s %9s %s\n", full.c_str(), r.median_ms, r.min_ms, r.gbps, r.floor_gbps,
+                ratio, speed,
                 r.detail.c_str());
     std::fflush(stdout);
     rows.push_back(r);

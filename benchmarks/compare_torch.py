@@ -44,6 +44,14 @@ def median_ms(fn, repeats):
     return float(np.median(times))
 
 
+def torch_memory(a):
+    """`a` copied into memory torch allocated (64-byte aligned, as every torch CPU
+    tensor is), viewed as NumPy. NumPy's own arrays are only 16-byte aligned: every
+    gathered 128-byte row then straddles three cache lines instead of two (edgewise's
+    spmm measured 1.2-1.4x slower on such features). Both libraries get this memory."""
+    return torch.from_numpy(a).clone().numpy()
+
+
 def uniform_offsets(S, M):
     return (np.arange(S + 1, dtype=np.int64) * M) // S
 
@@ -115,7 +123,7 @@ def spmm_cases(rng, repeats, records, name_filter):
         offsets = power_law_offsets(N, E, rng)  # destination in-degrees Zipf-like
         indices = rng.integers(0, N, size=E).astype(np.int64)  # sources uniform
         indices32 = indices.astype(np.int32)
-        x = rng.uniform(-1, 1, size=(N, C)).astype(np.float32)
+        x = torch_memory(rng.uniform(-1, 1, size=(N, C)).astype(np.float32))
         weights = rng.uniform(-1, 1, size=E).astype(np.float32)
         tx = torch.from_numpy(x)
         for weighted in (False, True):
@@ -648,7 +656,7 @@ def dgl_cases(rng, repeats, records, name_filter):
     for N, E, C in shapes:
         offsets = power_law_offsets(N, E, rng)
         indices = rng.integers(0, N, size=E).astype(np.int64)
-        x = rng.uniform(-1, 1, size=(N, C)).astype(np.float32)
+        x = torch_memory(rng.uniform(-1, 1, size=(N, C)).astype(np.float32))
         dst_old = np.repeat(np.arange(N), np.diff(offsets))
         for ordering in ("none", "degree", "rcm"):
             if ordering == "none":

@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'galloping_search', 'load_dataset', 'load_graph_dataset', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'scatter_reduce_backward', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'scatter_reduce_backward', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -311,6 +311,10 @@ def edge_softmax_backward(offsets: typing.Any, out: typing.Any, grad_out: typing
     same shape and dtype (float32 or float64).
     Returns grad_scores, out's shape.
     """
+def empty_host_cache() -> None:
+    """
+    Returns the cached host blocks (see memory_stats) to the system.
+    """
 def galloping_search(values: typing.Any, queries: typing.Any, segments: typing.Any = None, value_order: typing.Any = None, queries_per_tile: typing.SupportsInt | typing.SupportsIndex = 32, max_query_count: typing.SupportsInt | typing.SupportsIndex = -1) -> typing.Any:
     """
     Lower-bound positions of ordered queries in segmented sorted values (galloping search).
@@ -367,6 +371,13 @@ def load_graph_dataset(spec: str, seed: typing.SupportsInt | typing.SupportsInde
     (ids local to each graph), labels [G], x [N, F] float32 (one-hot in-degrees when the data
     has no node features), folds [G] (empty without a stored split), note.
     Raises edgewise.DataFileError naming the file and line or key on malformed input.
+    """
+def memory_stats(device: str = 'cpu') -> dict:
+    """
+    Bytes Edgewise holds on a device: current_bytes (live buffers, including the
+    CPU outputs ops return, until those arrays are freed), peak_bytes, cached_bytes
+    (freed host blocks kept for reuse: large CPU outputs come from that cache instead of
+    page-faulting fresh memory on every call). device: "cpu", "cuda" or "cuda:N".
     """
 def node_ordering(num_nodes: typing.SupportsInt | typing.SupportsIndex, src: numpy.ndarray, dst: numpy.ndarray, ordering: str = 'rcm') -> numpy.typing.NDArray[numpy.int64]:
     """

@@ -447,8 +447,19 @@ Array Call::empty_bytes(std::vector<int64_t> shape, DLDataType dtype) {
   out.dtype = dtype;
   out.device = device();
   if (out.device.is_cpu()) {
-    py::array array(py::dtype::from_args(dl_to_numpy_dtype(dtype)),
-                     std::vector<py::ssize_t>(out.shape.begin(), out.shape.end()));
+    const py::dtype numpy_dtype = py::dtype::from_args(dl_to_numpy_dtype(dtype));
+    const std::vector<py::ssize_t> shape_(out.shape.begin(), out.shape.end());
+    int64_t count = 1;
+    for (int64_t n : out.shape) count *= n;
+    const auto bytes = static_cast<std::size_t>(count) * static_cast<std::size_t>(numpy_dtype.itemsize());
+    // Large outputs come from the host block cache (memory.hpp): a fresh block from
+    // mmap would page-fault and be zeroed page by page on every call (9 ms of a
+    // 128 MB spmm output here), a cached one is reused as is.
+    void* block = bytes > 0 ? device_allocate(bytes, Device::cpu()) : nullptr;
+    py::array array = block != nullptr
+                          ? py::array(numpy_dtype, shape_, {}, block,
+                                      py::capsule(block, [](void* p) { device_free(p, Device::cpu()); }))
+                          : py::array(numpy_dtype, shape_);
     out.data = array.mutable_data();
     out.owner = std::move(array);
   } else {
@@ -515,6 +526,30 @@ import them without a copy (torch.from_dlpack(a), cupy.from_dlpack(a)).)doc")
       .def("__dlpack_device__", &DeviceArray::dlpack_device, "(kDLCUDA, device index).")
       .def_property_readonly(
           "shape", [](const DeviceArray& a) { return py::tuple(py::cast(a.shape())); }, "The array's shape (a tuple).");
+
+  m.def(
+      "memory_stats",
+      [](const std::string& device) {
+        Device d;
+        try {
+          d = Device::parse(device);
+        } catch (const std::invalid_argument& e) {
+          throw py::value_error(std::string("memory_stats: device: ") + e.what());
+        }
+        const MemoryStats stats = edgewise::memory_stats(d);
+        py::dict out;
+        out["current_bytes"] = stats.current_bytes;
+        out["peak_bytes"] = stats.peak_bytes;
+        out["cached_bytes"] = stats.cached_bytes;
+        return out;
+      },
+      py::arg("device") = "cpu",
+      R"doc(Bytes Edgewise holds on a device: current_bytes (live buffers, including the
+CPU outputs ops return, until those arrays are freed), peak_bytes, cached_bytes
+(freed host blocks kept for reuse: large CPU outputs come from that cache instead of
+page-faulting fresh memory on every call). device: "cpu", "cuda" or "cuda:N".)doc");
+  m.def("empty_host_cache", &edgewise::empty_host_cache,
+        "Returns the cached host blocks (see memory_stats) to the system.");
 }
 
 }  // namespace edgewise::python

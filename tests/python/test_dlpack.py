@@ -127,18 +127,38 @@ def test_contiguous_torch_inputs_are_not_copied_and_outputs_are_our_buffer():
 
 
 def test_output_memory_is_shared_with_torch_result():
-    """The torch result views our NumPy buffer: freeing the tensor frees the buffer."""
+    """The torch result views our buffer: freeing the tensor frees the buffer."""
     values = torch.ones((1 << 16, 8))
-    tracemalloc.start()
-    try:
-        out = edgewise.scatter_reduce(values, torch.zeros(1 << 16, dtype=torch.int64), 1 << 14, op="sum")
-        held_with = tracemalloc.get_traced_memory()[0]
-        del out
-        gc.collect()
-        held_without = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
+    gc.collect()
+    before = edgewise.memory_stats("cpu")["current_bytes"]
+    out = edgewise.scatter_reduce(values, torch.zeros(1 << 16, dtype=torch.int64), 1 << 14, op="sum")
+    held_with = edgewise.memory_stats("cpu")["current_bytes"]
+    out.add_(1)  # our memory, writable through the tensor
+    del out
+    gc.collect()
+    held_without = edgewise.memory_stats("cpu")["current_bytes"]
+    assert held_with - before >= (1 << 14) * 8 * 4
     assert held_with - held_without >= (1 << 14) * 8 * 4
+
+
+def test_large_outputs_reuse_cached_host_blocks():
+    rows = 1 << 16
+    x = np.arange(rows * 8, dtype=np.float32).reshape(rows, 8)  # a 2 MiB output: above the cache's minimum
+    one_row_each = np.arange(rows + 1, dtype=np.int64)
+    first = edgewise.segment_reduce(x, one_row_each, op="sum")
+    address = first.ctypes.data
+    assert address % 64 == 0
+    del first
+    gc.collect()
+    assert edgewise.memory_stats()["cached_bytes"] >= x.nbytes
+    second = edgewise.segment_reduce(x, one_row_each, op="sum")
+    assert second.ctypes.data == address, "a freed output block is handed out again"
+    np.testing.assert_array_equal(second, x)
+
+
+def test_memory_stats_names_a_bad_device():
+    with pytest.raises(ValueError, match="device"):
+        edgewise.memory_stats("tpu")
 
 
 class OnlyDLPack:

@@ -16,13 +16,17 @@
 //  - every op but min/max: Reducer's accumulator (float, int64, uint64), folded
 //    with the trait's accumulate and merged with its merge, and, when finalize
 //    needs it (mean), a row count per output.
-//  - min/max: the extremum_key of the best value so far (32 bits; 64 for double)
-//    and its row, in two arrays: 16 float columns fit one vector of keys, where
-//    the packed 64-bit word would need widening and twice the vectors (measured
-//    ~1.2x slower). Rows reach a state in increasing order, so a strictly larger
-//    key wins and ties keep the lower row, as in Reducer. Partials merge by
-//    (key, row) (extremum_pair_beats) and finalize with extremum_finalize, both
-//    shared with the CUDA driver.
+//  - min/max of 32-bit types at the AVX-512 level: the packed word (key << 32) | ~row
+//    of monotone.hpp, folded with a 64-bit max, exactly as the CUDA driver's
+//    atomicMax: a larger key wins, an equal key keeps the lower row, 0 is "nothing
+//    yet". One array and one vpmaxuq per 4 elements; measured 1.2-1.6x faster than
+//    the key and row arrays below (C = 16, S = 10^4 and 5 x 10^4). Below AVX-512
+//    there is no unsigned 64-bit max, and the emulation is slower than those arrays.
+//  - min/max otherwise (double's 64-bit key leaves no room for the row): the key and
+//    the row in two arrays, updated by compare and select. Rows reach a state in
+//    increasing order, so a strictly larger key wins and ties keep the lower row,
+//    as in Reducer. Partials merge by (key, row) (extremum_pair_beats) and
+//    finalize with extremum_finalize, both shared with the CUDA driver.
 // Widths are specialised at compile time. The partition is static, so results are
 // bitwise identical across runs with the same thread count.
 #include <omp.h>
@@ -37,6 +41,13 @@ namespace edgewise::scatter_reduce_detail {
 namespace EW_CPU_ISA_NS {  // compiled once per ISA level (cpu_isa/dispatch.hpp)
 
 namespace {
+
+// Whether this copy is compiled with a vector unsigned 64-bit max (AVX-512's vpmaxuq).
+#if defined(__AVX512F__)
+constexpr bool kVectorU64Max = true;
+#else
+constexpr bool kVectorU64Max = false;
+#endif
 
 constexpr int64_t kOwnerChunk = 4096;  // rows scanned per compaction step (the list stays in L1)
 constexpr int64_t kPrefetchAhead = 8;  // rows whose state is prefetched ahead of the fold
@@ -105,7 +116,57 @@ struct AccState {
   }
 };
 
-// Min and max state: `partials` arrays of [S, C] keys (MonotoneKey<T>: 32 bits, 64
+// Min and max state of 32-bit types: `partials` arrays of [S, C] packed words.
+template <class T, ReduceOp Op, int W>
+struct PackedExtremumState {
+  static constexpr int64_t kStateBytes = sizeof(uint64_t);
+  static constexpr double kPartialsShare = 0.08;  // see choose_partials
+  uint64_t* words;
+  int64_t S, C;
+
+  PackedExtremumState(Context& ctx, int64_t partials, int64_t segments, int64_t cols) : S(segments), C(cols) {
+    ScratchLayout layout;
+    const std::size_t words_at = layout.add<uint64_t>(partials * S * C);
+    words = ScratchLayout::at<uint64_t>(ctx.scratch(layout.bytes()), words_at);
+  }
+  int64_t width() const { return W > 0 ? W : C; }
+
+  void clear(int64_t p, int64_t s_begin, int64_t s_end) {
+    std::fill(words + (p * S + s_begin) * C, words + (p * S + s_end) * C, kPackedEmpty);
+  }
+  void prefetch(int64_t p, int64_t s) const {
+    prefetch_bytes(words + (p * S + s) * C, width() * static_cast<int64_t>(sizeof(uint64_t)));
+  }
+  void fold(int64_t p, int64_t s, const T* __restrict x, int64_t r) {
+    uint64_t* __restrict w = words + (p * S + s) * C;
+    const int64_t width_ = width();
+#pragma omp simd
+    for (int64_t j = 0; j < width_; ++j) {
+      const uint64_t word = extremum_word<Op>(x[j], r);
+      w[j] = word > w[j] ? word : w[j];
+    }
+  }
+  void merge(int64_t partials, int64_t s) {
+    uint64_t* __restrict a = words + s * C;
+    const int64_t width_ = width();
+    for (int64_t p = 1; p < partials; ++p) {
+      const uint64_t* __restrict b = words + (p * S + s) * C;
+#pragma omp simd
+      for (int64_t j = 0; j < width_; ++j) a[j] = b[j] > a[j] ? b[j] : a[j];
+    }
+  }
+  void finalize(int64_t s, const T* values, MatrixView<T> out, MatrixView<int64_t> arg) const {
+    T* o = out.row(s);
+    int64_t* a = arg.present() ? arg.row(s) : nullptr;
+    for (int64_t j = 0; j < width(); ++j) {
+      int64_t row;
+      slot_finalize<Op, T>(words[s * C + j], 1, values, C, j, o[j], row);
+      if (a) a[j] = row;
+    }
+  }
+};
+
+// Min and max state of double: `partials` arrays of [S, C] keys (MonotoneKey<T>: 32 bits, 64
 // for double) and [S, C] 32-bit rows.
 template <class T, ReduceOp Op, int W>
 struct ExtremumState {
@@ -273,7 +334,9 @@ void run(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> ou
 template <class T, ReduceOp Op, int W, class I>
 void run_op(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, MatrixView<int64_t> arg,
             Context& ctx) {
-  if constexpr (kPackedExtremum<Op>) {
+  if constexpr (kPackedExtremum<Op> && sizeof(MonotoneKey<T>) == 4 && kVectorU64Max) {
+    run<PackedExtremumState<T, Op, W>>(values, index, out, arg, ctx);
+  } else if constexpr (kPackedExtremum<Op>) {
     run<ExtremumState<T, Op, W>>(values, index, out, arg, ctx);
   } else {
     run<AccState<T, Op, W>>(values, index, out, arg, ctx);
