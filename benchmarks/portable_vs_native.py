@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Portable (runtime ISA dispatch) vs native (-march=native) edgewise-bench, same run.
 
-Runs two edgewise-bench binaries alternately (portable, native, portable, ...) on the
-selected cases, --reps times each, and prints per case the median over the runs of
-each run's median time, their ratio, the same for the minimum times, and each build's
-ratio to the copy floor. Alternating spreads slow phases of a shared machine over
-both builds; still, on a loaded host read the ratios with the load printed alongside.
+Runs two edgewise-bench binaries alternately, case by case (case 1: portable, native,
+portable, ... --reps times each; then case 2 ...), and prints per case the median over
+the runs of each run's median time, their ratio, the same for the minimum times, the
+geometric means of the ratios, and each build's ratio to the copy floor. Alternating
+within a case puts both builds in the same seconds of a shared machine, whose speed
+drifts by tens of percent within a minute; still, read the ratios with the load
+printed alongside.
 
     python3 benchmarks/portable_vs_native.py --portable build/release/benchmarks/edgewise-bench \\
         --native build/release-native/benchmarks/edgewise-bench [--reps 5] [--filter REGEX]
@@ -13,7 +15,9 @@ both builds; still, on a loaded host read the ratios with the load printed along
 
 import argparse
 import json
+import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -41,16 +45,22 @@ def main():
             sys.exit(f"portable_vs_native: --{flag} {getattr(args, flag)} is not an executable")
     if args.reps < 1:
         sys.exit("portable_vs_native: --reps must be at least 1")
+    listed = subprocess.run([args.portable, "--device", "cpu", "--filter", args.filter, "--list"], check=True,
+                            capture_output=True, text=True).stdout.split()
+    if not listed:
+        sys.exit(f"portable_vs_native: no case matches --filter {args.filter}")
     records = {"portable": {}, "native": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        for rep in range(args.reps):
-            for build in ("portable", "native"):
-                load = os.getloadavg()[0]
-                print(f"rep {rep + 1} {build} (load {load:.2f})", file=sys.stderr)
-                for rec in run(getattr(args, build), args.filter, os.path.join(tmp, f"{build}.json")):
-                    records[build].setdefault(rec["name"], []).append(rec)
+        for i, case in enumerate(listed):
+            exact = "^" + re.escape(case) + "$"
+            print(f"case {i + 1}/{len(listed)} {case} (load {os.getloadavg()[0]:.2f})", file=sys.stderr)
+            for rep in range(args.reps):
+                for build in ("portable", "native"):
+                    for rec in run(getattr(args, build), exact, os.path.join(tmp, f"{build}.json")):
+                        records[build].setdefault(rec["name"], []).append(rec)
     print(f"{'case':<64} {'port ms':>8} {'nat ms':>8} {'p/n':>6} {'port min':>8} {'nat min':>8} {'p/n':>6}"
           f" {'floor p':>7} {'floor n':>7}")
+    ratios_med, ratios_min = [], []
     for name, port in records["portable"].items():
         nat = records["native"].get(name)
         if not nat:
@@ -58,8 +68,14 @@ def main():
         med = [statistics.median(r["median_ms"] for r in runs) for runs in (port, nat)]
         low = [min(r["min_ms"] for r in runs) for runs in (port, nat)]
         floor = [statistics.median(r.get("floor_ratio", 0.0) for r in runs) for runs in (port, nat)]
+        ratios_med.append(med[0] / med[1])
+        ratios_min.append(low[0] / low[1])
         print(f"{name:<64} {med[0]:8.2f} {med[1]:8.2f} {med[0] / med[1]:6.3f} {low[0]:8.2f} {low[1]:8.2f}"
               f" {low[0] / low[1]:6.3f} {floor[0]:7.2f} {floor[1]:7.2f}")
+    if ratios_med:
+        geomean = [math.exp(sum(math.log(r) for r in rs) / len(rs)) for rs in (ratios_med, ratios_min)]
+        print(f"{len(ratios_med)} cases; portable / native geometric mean {geomean[0]:.3f} (medians), "
+              f"{geomean[1]:.3f} (minima); worst {max(ratios_med):.3f} / {max(ratios_min):.3f}")
 
 
 if __name__ == "__main__":
