@@ -147,7 +147,10 @@ ReductionInputs make_reduction_inputs(int64_t cols) {
   std::uniform_real_distribution<float> real(-4.0f, 4.0f);
   in.values.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    in.values[static_cast<size_t>(i)] = real(rng);
+    float v = real(rng);
+    if (i % 5 == 0) v = std::round(v * 2.0f) / 2.0f;  // ties: min/max must pick the same (lowest) row
+    if (i % 101 == 0) v = i % 202 == 0 ? 0.0f : -0.0f;  // -0 and +0 are one key
+    in.values[static_cast<size_t>(i)] = v;
   }
   // Segments: a hub of 40000 rows (longer than one CPU piece at these widths), then
   // short ones of 0..40 rows (empty segments included).
