@@ -12,6 +12,7 @@ a CUDA tensor (its pointer is never dereferenced: every case fails validation fi
 
 import ctypes
 import gc
+import os
 import tracemalloc
 
 import numpy as np
@@ -150,9 +151,13 @@ def test_large_outputs_reuse_cached_host_blocks():
     assert address % 64 == 0
     del first
     gc.collect()
-    assert edgewise.memory_stats()["cached_bytes"] >= x.nbytes
+    if os.environ.get("EDGEWISE_HOST_CACHE") == "0":  # the sanitizer runs turn the cache off
+        assert edgewise.memory_stats()["cached_bytes"] == 0
+    else:
+        assert edgewise.memory_stats()["cached_bytes"] >= x.nbytes
     second = edgewise.segment_reduce(x, one_row_each, op="sum")
-    assert second.ctypes.data == address, "a freed output block is handed out again"
+    if os.environ.get("EDGEWISE_HOST_CACHE") != "0":
+        assert second.ctypes.data == address, "a freed output block is handed out again"
     np.testing.assert_array_equal(second, x)
 
 
