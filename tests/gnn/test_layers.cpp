@@ -97,6 +97,50 @@ TEST_P(LayerTest, GcnConvEqualsNormalisedAdjacencyTimesXW) {
   EXPECT_NEAR(bias.grad().to_host_vector()[0], static_cast<float>(net.n), 1e-5);
 }
 
+// GCNConv propagates first when in < out, or in == out with an x that needs no
+// gradient (then the backward has no propagation): both orders must give Â x W + b
+// and the weight gradient (Â x)^T dOut.
+TEST_P(LayerTest, GcnConvPropagatesFirstWhenNarrowerAndMatchesTheReference) {
+  const Net net = small_net();
+  Graph graph = Graph::from_coo(net.src, net.dst, net.n).to(device());
+  const std::vector<double> a_hat = gcn_adjacency(net);
+  const Flat a(a_hat.begin(), a_hat.end());
+  for (auto [in, out] : {std::pair<int64_t, int64_t>{3, 5}, {4, 4}, {6, 2}}) {
+    SCOPED_TRACE(testing::Message() << in << " -> " << out);
+    Generator gen(in * 10 + out);
+    GCNConv conv(in, out, gen, {}, device());
+    const Flat w = host(conv.weight().value());
+    // Gradients with respect to x (x requires grad: either order).
+    check_gradients({"gcn_conv_order",
+                     {{net.n, in}},
+                     {},
+                     [&](const std::vector<Variable>& v) { return conv.forward(graph, v[0]); },
+                     [&](const std::vector<Flat>& x) {
+                       return matmul(a, matmul(x[0], w, net.n, in, out), net.n, net.n, out);
+                     }},
+                    device(), 410 + in);
+    // Output and weight gradient with an x that needs no gradient.
+    auto rng = rng_for(420 + in);
+    const auto xs = random_values<float>(rng, net.n * in, -1, 1);
+    const auto gs = random_values<float>(rng, net.n * out, -1, 1);
+    for (Variable p : conv.parameters()) p.zero_grad();
+    Variable y = conv.forward(graph, Variable(Tensor::from_host(xs, net.n, in, device())));
+    y.backward(Tensor::from_host(gs, net.n, out, device()));
+    const Flat ax = matmul(a, Flat(xs.begin(), xs.end()), net.n, net.n, in);
+    const Flat want_y = matmul(ax, w, net.n, in, out);
+    const auto got_y = y.value().to_host_vector();
+    for (size_t i = 0; i < got_y.size(); ++i) ASSERT_NEAR(got_y[i], want_y[i], 1e-5) << "y " << i;
+    const auto got_dw = conv.weight().grad().to_host_vector();
+    for (int64_t p = 0; p < in; ++p) {
+      for (int64_t j = 0; j < out; ++j) {
+        double want = 0;
+        for (int64_t r = 0; r < net.n; ++r) want += ax[r * in + p] * gs[r * out + j];
+        ASSERT_NEAR(got_dw[p * out + j], want, 1e-5) << "dW[" << p << ", " << j << "]";
+      }
+    }
+  }
+}
+
 TEST_P(LayerTest, SparseInputEqualsDenseInput) {
   const Net net = small_net();
   Graph graph = Graph::from_coo(net.src, net.dst, net.n).to(device());

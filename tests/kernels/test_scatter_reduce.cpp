@@ -335,6 +335,50 @@ TEST_P(ScatterReduceTest, SignedZerosAndNaNPayloadsComeOutBitForBit) {
   }
 }
 
+// Enough outputs that a thread's min/max state passes L2 (S x C x 8 bytes > 1 MiB), where
+// the AVX-512 copy folds packed (key, row) words: ties, signed zeros and NaNs with
+// distinct payloads must come out as the oracle's, bit for bit, with the same args.
+TEST_P(ScatterReduceTest, LargeStateMinMaxKeepNaNTieAndSignedZeroRules) {
+  constexpr int64_t M = 200000, C = 8, S = 24000;
+  auto rng = rng_for(0x9a7c);
+  std::uniform_int_distribution<int> small(-3, 3), per_mille(0, 999);
+  std::vector<float> values(static_cast<size_t>(M * C));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const int kind = per_mille(rng);
+    if (kind < 2) {  // NaNs of either sign with a payload that tells them apart
+      const uint32_t bits = (kind ? 0xFFC00000u : 0x7FC00000u) | static_cast<uint32_t>(i & 0x3FFFFF);
+      std::memcpy(&values[i], &bits, sizeof bits);
+    } else {
+      values[i] = kind < 100 ? -0.0f : static_cast<float>(small(rng));  // ties everywhere
+    }
+  }
+  std::uniform_int_distribution<int64_t> target(0, S - 1);
+  std::vector<int64_t> index64(static_cast<size_t>(M));
+  for (auto& t : index64) t = target(rng);
+  const std::vector<int32_t> index32(index64.begin(), index64.end());
+  const auto bits_of = [](const std::vector<float>& v) {
+    std::vector<uint32_t> bits(v.size());
+    std::memcpy(bits.data(), v.data(), v.size() * sizeof(float));
+    return bits;
+  };
+  for (ReduceOp op : {ReduceOp::Min, ReduceOp::Max}) {
+    SCOPED_TRACE(to_string(op));
+    const auto ref = reference::scatter_reduce_ref(values, C, index64, S, op);
+    for (bool wide_index : {true, false}) {
+      auto [out, arg] = wide_index ? run_scatter(device(), values, C, index64, S, op, true)
+                                   : run_scatter(device(), values, C, index32, S, op, true);
+      SCOPED_TRACE(wide_index ? "int64 index" : "int32 index");
+      const auto got_bits = bits_of(out), want_bits = bits_of(ref.out);
+      ASSERT_EQ(got_bits.size(), want_bits.size());
+      ASSERT_EQ(arg.size(), ref.arg.size());
+      for (size_t i = 0; i < got_bits.size(); ++i) {
+        ASSERT_EQ(got_bits[i], want_bits[i]) << "out bits at " << i;
+        ASSERT_EQ(arg[i], ref.arg[i]) << "arg at " << i;
+      }
+    }
+  }
+}
+
 TEST_P(ScatterReduceTest, IntegerExtremesWrappingSumsAndTruncatingMeans) {
   const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
   const std::vector<int32_t> values = {hi, lo, hi, lo, -7, 4};

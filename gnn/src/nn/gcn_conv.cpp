@@ -1,4 +1,5 @@
-// GCNConv: x W (dense or sparse x), propagation over the cached normalised graph, bias.
+// GCNConv: x W and propagation over the cached normalised graph (in the cheaper
+// order for dense x), bias.
 #include "edgewise/gnn/gcn_conv.hpp"
 
 #include "edgewise/gnn/functional.hpp"
@@ -37,6 +38,13 @@ Variable GCNConv::propagate(const Graph& graph, const Variable& xw) const {
 }
 
 Variable GCNConv::forward(const Graph& graph, const Variable& x) const {
+  const int64_t in = weight_.rows(), out = weight_.cols();
+  const bool propagate_first = in < out || (in == out && !x.requires_grad());
+  if (propagate_first) {
+    Variable ax = aggregate(propagation_graph(graph), x, options_.aggregation);
+    Variable y = matmul(ax, weight_);
+    return bias_.defined() ? add_bias(y, bias_) : y;
+  }
   return propagate(graph, matmul(x, weight_));
 }
 

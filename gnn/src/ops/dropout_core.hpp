@@ -31,24 +31,8 @@ class DropoutMask {
     for (int64_t j = 0; j < count; ++j) y[first + j] = select(block.v[j], x[first + j]);
   }
 
-#ifndef __CUDACC__
-  // Blocks [b0, b0 + G), all inside the input: the G Philox blocks are computed
-  // side by side so the CPU runs them in vector lanes (one block at a time is
-  // scalar, and dropout over a [1M, 64] activation then costs more than the spmm).
-  template <int G>
-  EW_HD_INLINE void apply_blocks(const float* x, float* y, int64_t b0) const {
-    uint32_t bits[4][G];
-#pragma omp simd
-    for (int k = 0; k < G; ++k) {
-      const PhiloxBlock block = philox_block(seed_, stream_, static_cast<uint64_t>(b0 + k));
-      for (int j = 0; j < 4; ++j) bits[j][k] = block.v[j];
-    }
-    const int64_t first = 4 * b0;
-    for (int k = 0; k < G; ++k) {
-      for (int j = 0; j < 4; ++j) y[first + 4 * k + j] = select(bits[j][k], x[first + 4 * k + j]);
-    }
-  }
-#endif  // host only: the GPU runs one block per thread
+  EW_HD uint64_t seed() const { return seed_; }
+  EW_HD uint64_t stream() const { return stream_; }
 
  private:
   float p_, scale_;

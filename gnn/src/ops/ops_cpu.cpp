@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "ops/dropout_core.hpp"
+#include "ops/isa_ops_cpu.hpp"
 #include "ops/ops_backends.hpp"
 #include "ops/ops_core.hpp"
 
@@ -107,20 +107,7 @@ void relu_backward(const Tensor& y, const Tensor& grad_y, Tensor& grad_x) {
 }
 
 void dropout_values(VectorView<const float> x, float p, uint64_t seed, uint64_t stream, VectorView<float> y) {
-  const int64_t n = x.size;
-  const int64_t blocks = (n + 3) / 4;
-  const DropoutMask mask(p, seed, stream);
-  constexpr int kGroup = 16;                    // Philox blocks per vector step
-  const int64_t groups = (blocks + kGroup - 1) / kGroup;
-  const int64_t full_groups = (n / 4) / kGroup;  // groups whose 64 elements all exist
-#pragma omp parallel for if (n > kParallelThreshold)
-  for (int64_t g = 0; g < groups; ++g) {
-    if (g < full_groups) {
-      mask.apply_blocks<kGroup>(x.data, y.data, g * kGroup);
-    } else {
-      for (int64_t b = g * kGroup; b < std::min(blocks, (g + 1) * kGroup); ++b) mask.apply_block(x.data, y.data, b, n);
-    }
-  }
+  EW_DISPATCH_CPU_ISA(dropout, x.data, y.data, x.size, p, seed, stream);
 }
 
 void log_softmax_rows(const Tensor& x, Tensor& y) {

@@ -1,7 +1,14 @@
 // GCNConv (Kipf & Welling 2017): out = Â (x W) + b, Â = D^-1/2 (A + I) D^-1/2.
 // Semantics equal PyG's GCNConv defaults: Glorot weights, zero bias added after
 // propagation, add_remaining_self_loops with fill 1 (2 with `improved`), symmetric
-// normalisation with the weighted in-degree, x transformed before propagation.
+// normalisation with the weighted in-degree.
+// Order: Â (x W) and (Â x) W are the same product; the narrower side is propagated
+// (DGL's GraphConv rule). x is transformed first when in_features > out_features,
+// or when they are equal and x requires grad (either order then costs one
+// propagation forward and one backward), and propagated first otherwise: with
+// in <= out and an x that needs no gradient (a first layer) the backward then needs
+// no propagation at all (dW = (Â x)^T dOut), which saves a sparse pass per step.
+// Results agree to float rounding, not bit for bit, with the other order.
 // `cached` keeps the normalised graph for the Graph it was computed for (PyG keeps
 // the first graph it saw even if another is passed; we recompute on a new Graph).
 // The cache is keyed by Graph::id(), never by an address, and guarded by a mutex,
