@@ -335,11 +335,12 @@ TEST_P(ScatterReduceTest, SignedZerosAndNaNPayloadsComeOutBitForBit) {
   }
 }
 
-// Enough outputs that a thread's min/max state passes L2 (S x C x 8 bytes > 1 MiB), where
-// the AVX-512 copy folds packed (key, row) words: ties, signed zeros and NaNs with
-// distinct payloads must come out as the oracle's, bit for bit, with the same args.
+// Enough outputs that a thread's min/max state passes any core's L2 (S x C x 8 bytes =
+// 10 MB), where the AVX-512 copy folds packed (key, row) words: ties, signed zeros
+// and NaNs with distinct payloads must come out as the oracle's, bit for bit, with
+// the same args.
 TEST_P(ScatterReduceTest, LargeStateMinMaxKeepNaNTieAndSignedZeroRules) {
-  constexpr int64_t M = 200000, C = 8, S = 24000;
+  constexpr int64_t M = 400000, C = 8, S = 160000;
   auto rng = rng_for(0x9a7c);
   std::uniform_int_distribution<int> small(-3, 3), per_mille(0, 999);
   std::vector<float> values(static_cast<size_t>(M * C));

@@ -30,6 +30,7 @@
 // Widths are specialised at compile time. The partition is static, so results are
 // bitwise identical across runs with the same thread count.
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -331,13 +332,23 @@ void run(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> ou
   }
 }
 
+// This core's L2 cache in bytes (sysconf; 1 MiB when the system does not say).
+inline int64_t l2_cache_bytes() {
+  static const int64_t bytes = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? static_cast<int64_t>(l2) : int64_t{1} << 20;
+  }();
+  return bytes;
+}
+
 // The packed fold does twice the vector work per element of the key + row arrays
-// and wins only when a thread's state misses the L2 cache (measured here, C = 16:
-// 1.3-1.5x faster at S = 10^4 and 5 x 10^4, 1.1-1.3x slower at S = 100; mixed at
-// C = 64, where a row already fills four lines of state per array).
+// and wins only when a thread's state misses the L2 cache. Measured, C = 16: on an
+// AMD EPYC (1 MiB L2) 1.3-1.5x faster at S = 10^4 and 5 x 10^4 (states of 1.3 and
+// 6.4 MB), 1.1-1.3x slower at S = 100; on an Intel Xeon (2 MiB L2) 2.1x slower at
+// S = 10^4 (the state fits its L2) and even at 5 x 10^4. Mixed at C = 64, where a
+// row already fills four lines of state per array.
 inline bool packed_pays(int64_t segments, int64_t cols) {
-  constexpr int64_t kL2Bytes = int64_t{1} << 20;
-  return cols <= 32 && segments * cols * static_cast<int64_t>(sizeof(uint64_t)) > kL2Bytes;
+  return cols <= 32 && segments * cols * static_cast<int64_t>(sizeof(uint64_t)) > l2_cache_bytes();
 }
 
 template <class T, ReduceOp Op, int W, class I>

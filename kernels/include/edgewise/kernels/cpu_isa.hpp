@@ -1,18 +1,22 @@
-// Runtime CPU ISA dispatch: the level the dispatched CPU kernels run at.
+// Runtime CPU ISA dispatch: the level the dispatched CPU code runs at.
 //
 // The default build is portable (x86-64-v2 baseline). Selected CPU translation
-// units (sort_by_key, run_length_encode, and for float elements segment_reduce,
-// scatter_reduce, spmm and its backward) are compiled once per level, each
-// into its own namespace (isa_baseline, isa_avx2, isa_avx512), and a dispatcher
-// calls the one for cpu_isa(). Levels:
+// units (kernels: sort_by_key, run_length_encode, and for float elements
+// segment_reduce, scatter_reduce, spmm and its backward; engine: the dense GEMM and
+// dropout) are compiled once per level, each into its own namespace (isa_baseline,
+// isa_avx2, isa_avx512), and a dispatcher calls the one for cpu_isa()
+// (cpu_isa_dispatch.hpp). Levels:
 //   Baseline  x86-64-v2 (SSE4.2, POPCNT): every x86-64 CPU of the last 15 years.
 //   Avx2      x86-64-v3 (AVX2, FMA, BMI2).
 //   Avx512    x86-64-v4 (AVX-512 F/BW/CD/DQ/VL).
 // cpu_isa() is fixed at first use: the best level both the build and the CPU
 // (__builtin_cpu_supports) support, or the level EDGEWISE_CPU_ISA names
-// (baseline|avx2|avx512), lowered to what is supported. Results are identical at
-// every level (the kernels are integer or order-fixed, and the copies are compiled
-// without FMA contraction); only speed differs.
+// (baseline|avx2|avx512), lowered to what is supported. The kernels' results and
+// dropout's are identical at every level (integer or order-fixed, and the kernels'
+// copies are compiled without FMA contraction); only speed differs. The GEMM uses
+// FMA where the level has it, so its results (and so a training run's) may differ
+// in the last bits between levels, as a BLAS library's do; pin a level with
+// EDGEWISE_CPU_ISA to reproduce a run on another CPU.
 // Builds without dispatch (EDGEWISE_NATIVE_ARCH=ON, non-x86 targets) support
 // Baseline only: the one copy is compiled for the build's own flags.
 #pragma once
