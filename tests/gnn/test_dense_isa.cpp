@@ -51,7 +51,7 @@ TEST(DenseIsa, MatmulAtEveryLevelMatchesTheReference) {
       {1, 1, 1}, {3, 4, 5}, {1, 37, 1}, {67, 1, 13}, {129, 65, 33}, {203, 611, 47}, {64, 64, 64},
       // tall: the row-block paths (a tall output; a^T @ b summed over tall blocks), with a last partial block
       {20000, 64, 8}, {40, 20000, 8}};
-  for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512}) {
+  for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Avx512Zmm}) {
     if (static_cast<int>(level) > static_cast<int>(best)) continue;
     SCOPED_TRACE(to_string(level));
     set_cpu_isa(level);
@@ -126,7 +126,7 @@ TEST(DenseIsa, DropoutIsTheSameBitForBitAtEveryLevel) {
         const float u = static_cast<float>(block.v[i % 4] >> 8) / 16777216.0f;
         want[i] = u >= p ? x[i] * (1.0f / (1.0f - p)) : 0.0f;
       }
-      for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512}) {
+      for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Avx512Zmm}) {
         if (static_cast<int>(level) > static_cast<int>(best)) continue;
         SCOPED_TRACE(to_string(level));
         set_cpu_isa(level);

@@ -84,7 +84,7 @@ TEST(CpuIsa, EverySupportedLevelGivesTheReferenceResult) {
 
   const CpuIsa original = cpu_isa();
   const CpuIsa best = best_supported_cpu_isa();
-  for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512}) {
+  for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Avx512Zmm}) {
     if (static_cast<int>(level) > static_cast<int>(best)) {
       EXPECT_THROW(set_cpu_isa(level), std::invalid_argument) << to_string(level);
       continue;
@@ -287,7 +287,7 @@ TEST(CpuIsa, ReductionsGiveTheSameBitsAtEveryLevel) {
     SCOPED_TRACE("cols " + std::to_string(cols));
     const ReductionInputs in = make_reduction_inputs(cols);
     Bytes baseline;
-    for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512}) {
+    for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Avx512Zmm}) {
       if (static_cast<int>(level) > static_cast<int>(best)) continue;
       SCOPED_TRACE(to_string(level));
       set_cpu_isa(level);
@@ -318,7 +318,7 @@ TEST(CpuIsa, ReductionsGiveTheSameBitsAtEveryLevel) {
 }
 
 TEST(CpuIsa, NamesRoundTripAndUnknownNamesAreRefused) {
-  for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512})
+  for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Avx512Zmm})
     EXPECT_EQ(parse_cpu_isa(to_string(level)), level);
   EXPECT_THROW(parse_cpu_isa("sse2"), std::invalid_argument);
 }

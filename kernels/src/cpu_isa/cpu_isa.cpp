@@ -16,7 +16,7 @@ CpuIsa detect() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    return CpuIsa::Avx512;
+    return CpuIsa::Avx512Zmm;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
     return CpuIsa::Avx2;
 #endif
@@ -24,18 +24,18 @@ CpuIsa detect() {
 }
 
 CpuIsa initial() {
-  const CpuIsa best = best_supported_cpu_isa();
+  const CpuIsa best = default_cpu_isa();
   const char* env = std::getenv("EDGEWISE_CPU_ISA");
   if (env == nullptr || env[0] == '\0') return best;
   CpuIsa wanted = best;
   try {
     wanted = parse_cpu_isa(env);
   } catch (const std::invalid_argument&) {
-    std::fprintf(stderr, "edgewise: EDGEWISE_CPU_ISA='%s' is not baseline, avx2 or avx512; using %s\n", env,
+    std::fprintf(stderr, "edgewise: EDGEWISE_CPU_ISA='%s' is not baseline, avx2, avx512 or avx512zmm; using %s\n", env,
                  to_string(best));
     return best;
   }
-  if (static_cast<int>(wanted) > static_cast<int>(best)) {
+  if (static_cast<int>(wanted) > static_cast<int>(best_supported_cpu_isa())) {
     std::fprintf(stderr, "edgewise: EDGEWISE_CPU_ISA=%s is not supported here; using %s\n", env, to_string(best));
     return best;
   }
@@ -51,6 +51,7 @@ const char* to_string(CpuIsa isa) {
     case CpuIsa::Baseline: return "baseline";
     case CpuIsa::Avx2: return "avx2";
     case CpuIsa::Avx512: return "avx512";
+    case CpuIsa::Avx512Zmm: return "avx512zmm";
   }
   return "?";
 }
@@ -59,12 +60,24 @@ CpuIsa parse_cpu_isa(const std::string& name) {
   if (name == "baseline") return CpuIsa::Baseline;
   if (name == "avx2") return CpuIsa::Avx2;
   if (name == "avx512") return CpuIsa::Avx512;
-  detail::throw_invalid_argument("cpu_isa: unknown level '", name, "' (expected baseline, avx2 or avx512)");
+  if (name == "avx512zmm") return CpuIsa::Avx512Zmm;
+  detail::throw_invalid_argument("cpu_isa: unknown level '", name, "' (expected baseline, avx2, avx512 or avx512zmm)");
 }
 
 CpuIsa best_supported_cpu_isa() {
   static const CpuIsa best = detect();
   return best;
+}
+
+CpuIsa default_cpu_isa() {
+  static const CpuIsa level = [] {
+    const CpuIsa best = best_supported_cpu_isa();
+#if defined(__x86_64__) || defined(__i386__)
+    if (best == CpuIsa::Avx512Zmm && !__builtin_cpu_is("intel")) return CpuIsa::Avx512;
+#endif
+    return best;
+  }();
+  return level;
 }
 
 CpuIsa cpu_isa() {
