@@ -134,7 +134,8 @@ TEST(DenseIsa, DropoutIsTheSameBitForBitAtEveryLevel) {
         Tensor yt = Tensor::full(n, 1, std::numeric_limits<float>::quiet_NaN());
         gnn::ops::dropout(xt, p, seed, stream, yt);
         const auto got = yt.to_host_vector();
-        ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+        ASSERT_EQ(got.size(), want.size());
+        if (!got.empty()) ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
       }
     }
   }
