@@ -135,7 +135,9 @@ TEST(DenseIsa, DropoutIsTheSameBitForBitAtEveryLevel) {
         gnn::ops::dropout(xt, p, seed, stream, yt);
         const auto got = yt.to_host_vector();
         ASSERT_EQ(got.size(), want.size());
-        if (!got.empty()) ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+        if (!got.empty()) {
+          ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+        }
       }
     }
   }
