@@ -37,7 +37,6 @@ void apply_blocks(const DropoutMask& mask, const float* x, float* y, int64_t b0)
 }  // namespace
 
 void dropout(const float* x, float* y, int64_t n, float p, uint64_t seed, uint64_t stream) {
-  constexpr int64_t kParallelThreshold = 1 << 15;
   const int64_t blocks = (n + 3) / 4;
   const DropoutMask mask(p, seed, stream);
   constexpr int kGroup = 16;                     // Philox blocks per vector step

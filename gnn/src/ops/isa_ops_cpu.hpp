@@ -15,6 +15,9 @@
 
 namespace edgewise::gnn::ops::cpu {
 
+// Elementwise loops below this many elements run on one thread (fork/join costs more).
+inline constexpr int64_t kParallelThreshold = 1 << 15;
+
 // c [m, n] = alpha * op(a) @ op(b) + beta * c, all row-major and contiguous; a is
 // stored [a_rows, a_cols] (op(a) = a or a^T), b likewise. beta == 0 ignores c's old
 // contents, NaN included (BLAS semantics).

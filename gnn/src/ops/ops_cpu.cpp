@@ -12,11 +12,6 @@
 
 namespace edgewise::gnn::ops::cpu {
 
-namespace {
-// Elementwise loops below this size run on one thread (fork/join costs more).
-constexpr int64_t kParallelThreshold = 1 << 15;
-}  // namespace
-
 void axpby(float alpha, const Tensor& x, float beta, Tensor& y) {
   const float* xs = x.data();
   float* ys = y.data();

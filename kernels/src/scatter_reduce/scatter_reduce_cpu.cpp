@@ -153,7 +153,7 @@ struct PackedExtremumState {
     for (int64_t p = 1; p < partials; ++p) {
       const uint64_t* __restrict b = words + (p * S + s) * C;
 #pragma omp simd
-      for (int64_t j = 0; j < width_; ++j) a[j] = b[j] > a[j] ? b[j] : a[j];
+      for (int64_t j = 0; j < width_; ++j) slot_merge<Op, T>(a[j], b[j]);
     }
   }
   void finalize(int64_t s, const T* values, MatrixView<T> out, MatrixView<int64_t> arg) const {
