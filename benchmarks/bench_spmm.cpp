@@ -24,6 +24,7 @@ struct Variant {
   ReduceOp op = ReduceOp::Sum;
   bool weighted = false;
   bool int64_indices = false;
+  bool with_arg = false;  // min/max: the arg output too (what a layer's backward needs)
   SpmmAlgorithm algorithm = SpmmAlgorithm::Native;
 };
 
@@ -36,7 +37,7 @@ std::string case_name(const Variant& v, Shape s) {
   switch (v.kind) {
     case Kind::Unfused: kind = "spmm/unfused-gather+segment_reduce/" + std::string(to_string(v.op)); break;
     case Kind::Forward:
-      kind = "spmm/" + std::string(to_string(v.op)) + (v.weighted ? "/weighted" : "/unweighted") +
+      kind = "spmm/" + std::string(to_string(v.op)) + (v.with_arg ? "_arg" : "") + (v.weighted ? "/weighted" : "/unweighted") +
              (v.int64_indices ? "/i64" : "/i32") + (v.algorithm == SpmmAlgorithm::CuSparse ? "/cusparse" : "");
       break;
     case Kind::Backward: kind = "spmm_backward/" + std::string(to_string(v.op)) + "/weighted/i32"; break;
@@ -89,6 +90,7 @@ Prepared prepare_spmm(Device device, Shape shape, Variant variant, const Options
   struct State {
     std::vector<GraphCopy<I>> copies;
     Buffer<float> out, messages;
+    Buffer<int64_t> arg;
     std::unique_ptr<Context> ctx;
     size_t next = 0;
   };
@@ -111,6 +113,7 @@ Prepared prepare_spmm(Device device, Shape shape, Variant variant, const Options
     st->copies.push_back(std::move(g));
   }
   st->out = Buffer<float>(variant.kind == Kind::WeightBackward ? E : S * C, device);
+  if (variant.with_arg) st->arg = Buffer<int64_t>(S * C, device);
   if (variant.kind == Kind::Unfused) st->messages = Buffer<float>(E * C, device);
   st->ctx = std::make_unique<Context>(device);
   st->ctx->validate = false;  // validated once below, then the op is timed alone
@@ -135,7 +138,8 @@ Prepared prepare_spmm(Device device, Shape shape, Variant variant, const Options
       }
       case Kind::Forward:
         spmm<float, I>(g.offsets.view(), g.indices.view(), g.weights.view(), g.x.matrix(N, C), variant.op,
-                       st->out.matrix(S, C), {}, ctx, spmm_options);
+                       st->out.matrix(S, C), variant.with_arg ? st->arg.matrix(S, C) : MatrixView<int64_t>(), ctx,
+                       spmm_options);
         break;
       case Kind::Backward:
         spmm_backward<float, I>(g.t_offsets.view(), g.t_indices.view(), g.t_edge_ids.view(), g.weights.view(),
@@ -162,7 +166,8 @@ Prepared prepare_spmm(Device device, Shape shape, Variant variant, const Options
   switch (variant.kind) {
     case Kind::Unfused:
     case Kind::Forward:
-      p.bytes = gathered + graph + static_cast<double>(S * C * 4) + (variant.weighted ? E * 4.0 : 0.0);
+      p.bytes = gathered + graph + static_cast<double>(S * C * (variant.with_arg ? 12 : 4)) +
+                (variant.weighted ? E * 4.0 : 0.0);
       break;
     case Kind::Backward:
       p.bytes = gathered + graph + static_cast<double>(N * C * 4 + E * 8 + E * 4 + S * 8);
@@ -194,6 +199,8 @@ EW_BENCH_CASES {
       Variant weighted = sum;
       weighted.weighted = true;
       const Variant max{Kind::Forward, ReduceOp::Max};
+      Variant max_arg = max;
+      max_arg.with_arg = true;
       Variant cusparse = weighted;
       cusparse.algorithm = SpmmAlgorithm::CuSparse;
       Variant backward{Kind::Backward, ReduceOp::Sum};
@@ -205,6 +212,7 @@ EW_BENCH_CASES {
       register_spmm(device, shape, sum64, case_name(sum, shape));
       register_spmm(device, shape, weighted, case_name(sum, shape));
       register_spmm(device, shape, max, case_name(sum, shape));
+      register_spmm(device, shape, max_arg, case_name(max, shape));
       if (device.is_cuda()) register_spmm(device, shape, cusparse, case_name(weighted, shape));
       register_spmm(device, shape, backward, case_name(weighted, shape));
       register_spmm(device, shape, weight_backward, case_name(weighted, shape));

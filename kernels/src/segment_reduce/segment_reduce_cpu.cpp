@@ -59,6 +59,7 @@ struct SegmentCpu {
   // One row into lane `l` (r: the row's index, for arg).
   static void fold_row(const T* __restrict row, int64_t w, int64_t r, int l, State& s) {
     if constexpr (kArg) {
+#pragma omp simd
       for (int64_t j = 0; j < w; ++j) R::accumulate(s.acc[l][j], s.arg[l][j], row[j], r);
     } else if constexpr (kTrackNan) {
 #pragma omp simd

@@ -84,6 +84,7 @@ struct GatherReduceCpu {
       if (e + kPrefetchEdges < prefetch_end) prefetch_edge<kScaled>(source, e + kPrefetchEdges, row_bytes);
       const auto edge = source.template edge<kScaled>(e);
       if constexpr (kArg) {
+#pragma omp simd
         for (int64_t j = 0; j < w; ++j) R::accumulate(acc[j], arg[j], Source::template value<kScaled>(edge, j), e);
       } else {
 #pragma omp simd
