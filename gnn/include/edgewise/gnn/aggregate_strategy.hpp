@@ -34,20 +34,25 @@
 //
 // Benchmark mode (opt-in, like cuDNN's benchmark flag): set_aggregation_benchmark(true)
 // or EDGEWISE_AGGREGATION_BENCHMARK=1 in the environment (read once). Then the first
-// aggregate() for each (graph id, C, op, device, constraints) times every allowed
-// candidate once on the real inputs and keeps the fastest; later calls reuse it.
+// aggregate() for each (graph id, C, op, device, constraints) runs every allowed
+// candidate once untimed, then twice timed on the real inputs, and keeps the fastest;
+// later calls reuse it.
 //
-// Measured here (edgewise-bench --filter aggregate-auto; 2 cores shared with a load
-// average of ~15, AVX-512, float): the fitted constants are noise-dominated — e.g.
-// fused spmm 0.76 to 51.6 ns per edge at C = 16..64 in one run — and the argmin
-// (before the margin) named fused/segment at C = 64 for every degree and at C = 16,
-// 256 for degree 2, and materialized/scatter at degree 10-32 for some (C, op) pairs,
-// varying between two runs of the same binary. No crossover could be established on
-// this host (no unloaded run was possible); on an idle CPU the fused spmm reads each gathered row
-// once while every materialized candidate writes and re-reads [E, C], so Fused +
-// Segment is expected to win wherever memory bandwidth bounds the op. The model is
-// meant for devices where that differs (GPU atomics, coalesced gathers), and
-// benchmark mode for graphs where its two-graph fit is off.
+// Measured crossovers (edgewise-bench --filter '^aggregate-auto/'; idle 2-core Intel
+// Xeon, AVX-512, float, power-law in-degrees, N = 100K; each candidate the median of
+// 10 runs): Fused + Segment is the fastest candidate at every point measured — sum and
+// max-with-arg, C = 16 and 64, average in-degree 2, 10 and 32 — by 2.5-8x for sum and
+// 1.8-3.7x for max (the materialised forms write and re-read [E, C]; Scatter adds the
+// partials' merge). So on this CPU there is no crossover, and the calibrated model
+// (whose fits come from N <= 16K graphs) predicts Fused + Segment at every such point
+// too. The model does follow the kernels: before max-with-arg folded by compare and
+// select (a branch per element), fused max at C = 16 ran 3.9 / 16.7 / 50.9 ms at degree
+// 2 / 10 / 32 against Materialized + Scatter's 5.3 / 16.0 / 45.0 ms — a real crossover
+// at degree ~10 — and the model switched to Scatter at degree 10 and 32. On a loaded
+// host (load average ~15) the fitted constants varied up to 100x between runs; that is
+// why the margin exists and why Auto with a fixed form (the default) stays on the
+// reproducible CSR path. The model is meant for devices where the balance differs (GPU
+// atomics, coalesced gathers), and benchmark mode for graphs where its fit is off.
 #pragma once
 
 #include <cstdint>
