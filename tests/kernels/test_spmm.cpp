@@ -243,6 +243,29 @@ TEST_P(SpmmTest, NaNPropagatesThroughMinAndMax) {
   }
 }
 
+// Vector widths fold min/max with arg by compare and select across columns: NaN,
+// infinities, signed zeros and ties drawn often, in every column, must still give the
+// reference's values and the lowest winning edge (hubs cut into pieces included).
+TEST_P(SpmmTest, SpecialValuesAtVectorWidthsKeepArgRules) {
+  auto rng = rng_for(77);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float specials[] = {nan, -inf, inf, -0.0f, 0.0f, 1.0f, -1.0f, 1.0f};
+  std::uniform_int_distribution<int> pick(0, 7);
+  std::bernoulli_distribution special(0.3);
+  for (int64_t C : {8, 16, 32, 64, 128, 67}) {
+    for (Regime regime : {Regime::PowerLaw, Regime::OneHub, Regime::SparseEmpty}) {
+      auto g = random_csr<int32_t>(rng, regime, 50, 40, 9);
+      auto x = random_values<float>(rng, g.sources * C, -3, 3);
+      for (auto& v : x) v = special(rng) ? specials[pick(rng)] : std::round(v);
+      for (ReduceOp op : {ReduceOp::Min, ReduceOp::Max}) {
+        expect_matches_reference(device(), g, std::vector<float>{}, x, C, op,
+                                 detail::concat("specials regime=", regime_name(regime), " C=", C));
+      }
+    }
+  }
+}
+
 // A CSR feature matrix [S, F] times a dense [F, H] matrix is spmm sum with the stored
 // values as weights (how sparse input features enter the first layer).
 TEST_P(SpmmTest, SparseTimesDenseProduct) {
