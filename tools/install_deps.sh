@@ -29,7 +29,8 @@ PYTHON=${PYTHON:-python3}
 declare -A py_modules=([numpy]=numpy [pytest]=pytest [scikit_build_core]=scikit-build-core [pybind11]=pybind11)
 if ((with_test_deps)); then
   py_modules+=([torch]=torch [torch_geometric]=torch_geometric [matplotlib]=matplotlib
-               [nbclient]=nbclient [nbformat]=nbformat [ipykernel]=ipykernel)
+               [nbclient]=nbclient [nbformat]=nbformat [ipykernel]=ipykernel
+               [scipy]=scipy)  # scipy: a real save_npz file for the dataset-format reader tests
 fi
 # Found without importing: importing torch and torch_geometric alone takes 10-30 s.
 py_missing=()
