@@ -27,8 +27,9 @@
 //    increasing order, so a strictly larger key wins and ties keep the lower row,
 //    as in Reducer. Partials merge by (key, row) (extremum_pair_beats) and
 //    finalize with extremum_finalize, both shared with the CUDA driver.
-// Widths are specialised at compile time. The partition is static, so results are
-// bitwise identical across runs with the same thread count.
+// Row widths are compile-time constants where visit_row_width specialises them.
+// The partition is static, so results are bitwise identical across runs with the
+// same thread count.
 //
 // Not done, measured slower: radix-partitioning the rows by output range first
 // (count, place (row, output) pairs, then fold each range with its state in L2):
@@ -41,6 +42,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cpu_isa/row_width.hpp"
 #include "scatter_reduce/scatter_reduce_backends.hpp"
 #include "scatter_reduce/scatter_reduce_core.hpp"
 
@@ -376,17 +378,8 @@ void run_op(MatrixView<const T> values, VectorView<const I> index, MatrixView<T>
 template <class T, ReduceOp Op, class I>
 void run_width(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, MatrixView<int64_t> arg,
                Context& ctx) {
-  switch (values.cols) {
-    case 1: return run_op<T, Op, 1>(values, index, out, arg, ctx);
-    case 2: return run_op<T, Op, 2>(values, index, out, arg, ctx);
-    case 4: return run_op<T, Op, 4>(values, index, out, arg, ctx);
-    case 8: return run_op<T, Op, 8>(values, index, out, arg, ctx);
-    case 16: return run_op<T, Op, 16>(values, index, out, arg, ctx);
-    case 32: return run_op<T, Op, 32>(values, index, out, arg, ctx);
-    case 64: return run_op<T, Op, 64>(values, index, out, arg, ctx);
-    case 128: return run_op<T, Op, 128>(values, index, out, arg, ctx);
-    default: return run_op<T, Op, 0>(values, index, out, arg, ctx);
-  }
+  visit_row_width<T>(values.cols,
+                     [&](auto w) { run_op<T, Op, decltype(w)::value>(values, index, out, arg, ctx); });
 }
 
 }  // namespace

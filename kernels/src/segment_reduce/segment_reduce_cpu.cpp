@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "edgewise/kernels/common/reducer.hpp"
+#include "cpu_isa/row_width.hpp"
 #include "gather_reduce/gather_reduce_cpu.hpp"
 
 namespace edgewise::segment_reduce_detail {
@@ -192,17 +193,9 @@ struct SegmentCpu {
 template <class T, ReduceOp Op, bool kArg>
 void run_width(MatrixView<const T> values, VectorView<const int64_t> offsets, MatrixView<T> out,
                MatrixView<int64_t> arg, Context& ctx) {
-  switch (values.cols) {
-    case 1: return SegmentCpu<T, Op, kArg, 1>::run(values, offsets, out, arg, ctx);
-    case 2: return SegmentCpu<T, Op, kArg, 2>::run(values, offsets, out, arg, ctx);
-    case 4: return SegmentCpu<T, Op, kArg, 4>::run(values, offsets, out, arg, ctx);
-    case 8: return SegmentCpu<T, Op, kArg, 8>::run(values, offsets, out, arg, ctx);
-    case 16: return SegmentCpu<T, Op, kArg, 16>::run(values, offsets, out, arg, ctx);
-    case 32: return SegmentCpu<T, Op, kArg, 32>::run(values, offsets, out, arg, ctx);
-    case 64: return SegmentCpu<T, Op, kArg, 64>::run(values, offsets, out, arg, ctx);
-    case 128: return SegmentCpu<T, Op, kArg, 128>::run(values, offsets, out, arg, ctx);
-    default: return SegmentCpu<T, Op, kArg, 0>::run(values, offsets, out, arg, ctx);
-  }
+  visit_row_width<T>(values.cols, [&](auto w) {
+    SegmentCpu<T, Op, kArg, decltype(w)::value>::run(values, offsets, out, arg, ctx);
+  });
 }
 
 }  // namespace

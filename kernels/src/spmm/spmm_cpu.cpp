@@ -15,6 +15,7 @@
 
 #include "edgewise/kernels/common/bounds.hpp"
 #include "edgewise/kernels/common/reducer.hpp"
+#include "cpu_isa/row_width.hpp"
 #include "gather_reduce/gather_reduce_cpu.hpp"
 #include "spmm/spmm_backends.hpp"
 
@@ -164,17 +165,9 @@ struct GatherReduceCpu {
 
 template <class T, ReduceOp Op, bool kArg, bool kScaled, class Source>
 void run_width(const Source& source, const RowsOut<T>& dest, Context& ctx) {
-  switch (dest.cols) {
-    case 1: return GatherReduceCpu<T, Op, kArg, kScaled, 1, Source>::run(source, dest, ctx);
-    case 2: return GatherReduceCpu<T, Op, kArg, kScaled, 2, Source>::run(source, dest, ctx);
-    case 4: return GatherReduceCpu<T, Op, kArg, kScaled, 4, Source>::run(source, dest, ctx);
-    case 8: return GatherReduceCpu<T, Op, kArg, kScaled, 8, Source>::run(source, dest, ctx);
-    case 16: return GatherReduceCpu<T, Op, kArg, kScaled, 16, Source>::run(source, dest, ctx);
-    case 32: return GatherReduceCpu<T, Op, kArg, kScaled, 32, Source>::run(source, dest, ctx);
-    case 64: return GatherReduceCpu<T, Op, kArg, kScaled, 64, Source>::run(source, dest, ctx);
-    case 128: return GatherReduceCpu<T, Op, kArg, kScaled, 128, Source>::run(source, dest, ctx);
-    default: return GatherReduceCpu<T, Op, kArg, kScaled, 0, Source>::run(source, dest, ctx);
-  }
+  visit_row_width<T>(dest.cols, [&](auto w) {
+    GatherReduceCpu<T, Op, kArg, kScaled, decltype(w)::value, Source>::run(source, dest, ctx);
+  });
 }
 
 // Weights (or a degree scale) are a template switch, not a branch in the inner loop.

@@ -1,0 +1,39 @@
+// The row widths the CPU reduction kernels (segment_reduce, scatter_reduce, spmm)
+// compile as constants: a fixed trip count unrolls the column loops and keeps the
+// accumulators in registers; width 0 is the generic loop over any column count.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "cpu_isa/dispatch.hpp"
+
+namespace edgewise {
+
+template <int W>
+using RowWidth = std::integral_constant<int, W>;
+
+// Calls f(RowWidth<W>{}) with W = cols when that width is specialised for T, else
+// with W = 0. Every power of two up to 128 for float (GNN features); width 1 (the
+// scalar case: degrees, counts) and the generic loop for the other element types.
+// Each specialised width is another instantiation of a kernel for every op,
+// index type and ISA level: the rarely hot types don't pay for them in build time.
+template <class T, class F>
+void visit_row_width(int64_t cols, F&& f) {
+  if constexpr (kIsaDispatchedElement<T>) {
+    switch (cols) {
+      case 2: return f(RowWidth<2>{});
+      case 4: return f(RowWidth<4>{});
+      case 8: return f(RowWidth<8>{});
+      case 16: return f(RowWidth<16>{});
+      case 32: return f(RowWidth<32>{});
+      case 64: return f(RowWidth<64>{});
+      case 128: return f(RowWidth<128>{});
+      default: break;
+    }
+  }
+  if (cols == 1) return f(RowWidth<1>{});
+  return f(RowWidth<0>{});
+}
+
+}  // namespace edgewise
