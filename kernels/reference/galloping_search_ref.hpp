@@ -45,9 +45,12 @@ GallopingResult galloping_search_ref(const std::vector<T>& values, const std::op
     if (bad) continue;
     std::vector<T> seq;
     for (int64_t i = 0; i < vc; ++i) seq.push_back(order ? values[(*order)[vo + i]] : values[vo + i]);
-    std::optional<T> previous;  // previous non-NaN query of the current tile
+    // The previous non-NaN query of the current tile (a flag and a value, not
+    // std::optional: GCC's -Wmaybe-uninitialized misfires on that at -O1).
+    bool has_previous = false;
+    T previous{};
     for (int64_t k = 0; k < qc; ++k) {
-      if (k % queries_per_tile == 0) previous.reset();
+      if (k % queries_per_tile == 0) has_previous = false;
       const T q = queries[qo + k];
       if constexpr (std::is_floating_point_v<T>) {
         if (!std::isfinite(q)) r.validation |= GallopingSearchErrors::kNonFiniteQuery;
@@ -56,7 +59,8 @@ GallopingResult galloping_search_ref(const std::vector<T>& values, const std::op
           continue;
         }
       }
-      if (previous && q < *previous) r.validation |= GallopingSearchErrors::kDecreasingQueries;
+      if (has_previous && q < previous) r.validation |= GallopingSearchErrors::kDecreasingQueries;
+      has_previous = true;
       previous = q;
       r.positions[qo + k] = vo + (std::lower_bound(seq.begin(), seq.end(), q) - seq.begin());
     }
