@@ -8,6 +8,11 @@
 
 #include "cpu_isa/dispatch.hpp"
 
+// 0: the generic loop for every width (CMake option EDGEWISE_SPECIALISE_ROW_WIDTHS).
+#ifndef EW_SPECIALISE_ROW_WIDTHS
+#define EW_SPECIALISE_ROW_WIDTHS 1
+#endif
+
 namespace edgewise {
 
 template <int W>
@@ -20,7 +25,7 @@ using RowWidth = std::integral_constant<int, W>;
 // index type and ISA level: the rarely hot types don't pay for them in build time.
 template <class T, class F>
 void visit_row_width(int64_t cols, F&& f) {
-  if constexpr (kIsaDispatchedElement<T>) {
+  if constexpr (kIsaDispatchedElement<T> && EW_SPECIALISE_ROW_WIDTHS) {
     switch (cols) {
       case 2: return f(RowWidth<2>{});
       case 4: return f(RowWidth<4>{});

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "common/cuda_check.hpp"
 #include "common/launch.cuh"
@@ -246,14 +247,15 @@ void launch_vector(const Source& source, const RowsOut<T>& dest, Context& ctx) {
 template <class T, ReduceOp Op, bool kArg, class Source>
 void launch_op(const Source& source, const RowsOut<T>& dest, Context& ctx) {
   EW_CUDA_CHECK(cudaSetDevice(ctx.device().index));
-  const bool aligned16 = reinterpret_cast<uintptr_t>(source.rows_base()) % 16 == 0;
-  // 16-byte loads: four floats or two doubles per lane when rows allow.
-  constexpr int kVector = 16 / static_cast<int>(sizeof(T));
-  if (dest.cols % kVector == 0 && aligned16) {
-    launch_vector<T, Op, kArg, kVector>(source, dest, ctx);
-  } else {
-    launch_vector<T, Op, kArg, 1>(source, dest, ctx);
+  // 16-byte loads (four floats per lane) when rows allow. Float only: each vector
+  // width is another set of kernels per op and G, and the other element types
+  // (gradient checks, counts) are not hot enough to pay for them in build time.
+  if constexpr (std::is_same_v<T, float>) {
+    constexpr int kVector = 4;
+    const bool aligned16 = reinterpret_cast<uintptr_t>(source.rows_base()) % 16 == 0;
+    if (dest.cols % kVector == 0 && aligned16) return launch_vector<T, Op, kArg, kVector>(source, dest, ctx);
   }
+  launch_vector<T, Op, kArg, 1>(source, dest, ctx);
 }
 
 
