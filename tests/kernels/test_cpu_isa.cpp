@@ -1,11 +1,13 @@
 // Runtime ISA dispatch: every level this build and CPU support gives identical
 // results for the dispatched kernels (sort_by_key, run_length_encode, equal to a
-// sequential reference; segment_reduce, scatter_reduce, spmm and its backward, the
-// same bits at every level); forcing an unsupported level or an unknown name is refused.
+// sequential reference; segment_reduce, scatter_reduce, spmm and its backward,
+// edge_softmax and its backward, the same bits at every level); forcing an unsupported level or an unknown name is refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <numeric>
 #include <random>
@@ -13,6 +15,7 @@
 
 #include "edgewise/kernels/common/context.hpp"
 #include "edgewise/kernels/cpu_isa.hpp"
+#include "edgewise/kernels/edge_softmax.hpp"
 #include "edgewise/kernels/run_length_encode.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"
 #include "edgewise/kernels/segment_reduce.hpp"
@@ -311,6 +314,57 @@ TEST(CpuIsa, ReductionsGiveTheSameBitsAtEveryLevel) {
         EXPECT_TRUE(bytes == baseline) << "first differing byte "
                                         << std::mismatch(bytes.begin(), bytes.end(), baseline.begin()).first -
                                                bytes.begin();
+      }
+    }
+  }
+  set_cpu_isa(original);
+}
+
+TEST(CpuIsa, EdgeSoftmaxGivesTheSameBitsAtEveryLevel) {
+  const CpuIsa original = cpu_isa();
+  const CpuIsa best = best_supported_cpu_isa();
+  std::mt19937_64 rng(31);
+  // Rows of 0..60 edges and one hub; 8 heads (the compile-time width), 3 (the generic
+  // fused loop) and 20 (one head at a time).
+  std::vector<int64_t> offsets{0, 5000};
+  std::uniform_int_distribution<int64_t> degree(0, 60);
+  while (offsets.size() < 3000) offsets.push_back(offsets.back() + degree(rng));
+  const int64_t rows = static_cast<int64_t>(offsets.size()) - 1, E = offsets.back();
+  std::uniform_real_distribution<float> real(-40.0f, 40.0f);
+  for (int64_t H : {8, 3, 20}) {
+    SCOPED_TRACE("heads " + std::to_string(H));
+    std::vector<float> scores(static_cast<size_t>(E * H)), grad(scores.size());
+    for (auto& v : scores) v = real(rng);
+    for (size_t i = 0; i < scores.size(); i += 777) scores[i] = -std::numeric_limits<float>::infinity();
+    for (auto& v : grad) v = real(rng) / 40.0f;
+    std::vector<float> first_out, first_grad;
+    for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Avx512Zmm}) {
+      if (static_cast<int>(level) > static_cast<int>(best)) continue;
+      SCOPED_TRACE(to_string(level));
+      set_cpu_isa(level);
+      std::vector<float> out(scores.size(), std::nanf("")), grad_scores(scores.size(), std::nanf(""));
+      const VectorView<const int64_t> off(offsets.data(), rows + 1);
+      Context& ctx = default_context(Device::cpu());
+      edge_softmax<float>(off, MatrixView<const float>(scores.data(), E, H), MatrixView<float>(out.data(), E, H), ctx);
+      edge_softmax_backward<float>(off, MatrixView<const float>(out.data(), E, H),
+                                   MatrixView<const float>(grad.data(), E, H),
+                                   MatrixView<float>(grad_scores.data(), E, H), ctx);
+      if (level == CpuIsa::Baseline) {
+        // Right at the baseline (each head's probabilities sum to 1), so that equal
+        // bits elsewhere mean equally right.
+        for (int64_t v = 0; v < rows; v += 7) {
+          if (offsets[v] == offsets[v + 1]) continue;
+          for (int64_t h = 0; h < H; ++h) {
+            double total = 0;
+            for (int64_t e = offsets[v]; e < offsets[v + 1]; ++e) total += out[static_cast<size_t>(e * H + h)];
+            ASSERT_NEAR(total, 1.0, 1e-5) << "row " << v << " head " << h;
+          }
+        }
+        first_out = out;
+        first_grad = grad_scores;
+      } else {
+        EXPECT_EQ(std::memcmp(out.data(), first_out.data(), out.size() * sizeof(float)), 0) << "forward";
+        EXPECT_EQ(std::memcmp(grad_scores.data(), first_grad.data(), out.size() * sizeof(float)), 0) << "backward";
       }
     }
   }

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "edge_softmax_ref.hpp"
@@ -97,8 +98,8 @@ TEST_P(EdgeSoftmaxTest, DoubleMatchesReferenceInEveryRegime) { sweep<double>(dev
 
 TEST_P(EdgeSoftmaxTest, ExtremeScoresStayFiniteAndNormalised) {
   auto rng = rng_for(203);
-  // Scores around 1e4 overflow a naive exp; -1e30 underflow; mixed spreads exercise the
-  // online rescaling in both directions (a larger max found late, and early).
+  // Scores around 1e4 overflow a naive exp; -1e30 underflow; mixed spreads put the max
+  // late in a row and early.
   const std::vector<int64_t> offsets{0, 3, 3, 7, 8, 108};
   std::vector<float> scores{1e4f, 1e4f + 1, 1e4f - 3, -1e30f, -1e30f, -1e30f + 1e24f, -1e30f, 5e3f};
   for (int i = 0; i < 100; ++i) scores.push_back(static_cast<float>(i % 2 ? 1e4 - i : -1e4 + i));
@@ -128,6 +129,11 @@ TEST_P(EdgeSoftmaxTest, NaNScoreMakesItsRowNaNOnly) {
   EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[1]));
   EXPECT_EQ(y[2], 0.5f);
   EXPECT_EQ(y[3], 0.5f);
+  // +inf: exp(inf - inf) is NaN, so the whole (row, head) is NaN, as torch.softmax's.
+  const float inf = std::numeric_limits<float>::infinity();
+  const auto z = run_forward<float>(device(), offsets, {inf, 1.0f, -inf, -inf}, 1);
+  EXPECT_TRUE(std::isnan(z[0]) && std::isnan(z[1]));
+  EXPECT_TRUE(std::isnan(z[2]) && std::isnan(z[3])) << "all -inf: 0 / 0";
 }
 
 TEST_P(EdgeSoftmaxTest, BackwardMatchesFiniteDifferences) {

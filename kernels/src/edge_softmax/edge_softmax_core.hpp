@@ -1,6 +1,8 @@
-// edge_softmax per-segment logic shared by the CPU and CUDA drivers (EW_HD): an online
-// max with a rescaled sum of exponentials, so one pass over a segment (or one pass per
-// lane, then a merge) gives both the max and the normaliser without overflow.
+// edge_softmax per-(row, head) logic shared by the CPU and CUDA drivers (EW_HD): two
+// passes, the max, then the sum of exp(s - max), so nothing overflows. A NaN score is
+// skipped by the max and reaches the sum through its exp; a +inf max gives
+// exp(inf - inf) = NaN: either way, and for an all -inf head (-inf - -inf), the
+// head's probabilities are NaN, as torch.softmax's.
 #pragma once
 
 #include <cmath>
@@ -20,34 +22,14 @@ EW_HD_INLINE T exp_of(T x) {
   }
 }
 
-// sum == sum over the values seen of exp(s - max). Empty: max = -inf, sum = 0.
+// The running max of a head's scores, from softmax_max_identity<T>() (NaN never wins).
 template <class T>
-struct SoftmaxState {
-  T max = -std::numeric_limits<T>::infinity();
-  T sum = T(0);
-
-  EW_HD_INLINE void add(T s) {
-    if (s > max) {
-      sum = sum * exp_of(max - s) + T(1);
-      max = s;
-    } else {
-      sum += exp_of(s - max);  // NaN s (or all -inf) makes sum NaN, as documented
-    }
-  }
-
-  EW_HD_INLINE void merge(const SoftmaxState& other) {
-    if (other.sum == T(0)) return;  // empty: nothing to add (and exp(-inf - -inf) is NaN)
-    if (sum == T(0)) {
-      *this = other;
-    } else if (other.max > max) {
-      sum = sum * exp_of(max - other.max) + other.sum;
-      max = other.max;
-    } else {
-      sum += other.sum * exp_of(other.max - max);
-    }
-  }
-
-  EW_HD_INLINE T probability(T s) const { return exp_of(s - max) / sum; }
-};
+EW_HD_INLINE T softmax_max_identity() {
+  return -std::numeric_limits<T>::infinity();
+}
+template <class T>
+EW_HD_INLINE T softmax_max(T max, T s) {
+  return s > max ? s : max;
+}
 
 }  // namespace edgewise::edge_softmax_detail

@@ -1,6 +1,6 @@
 // edge_softmax CUDA driver: one warp per (destination row, head). Lanes stride over the
-// row's edges keeping an online max / sum (edge_softmax_core.hpp), a fixed shuffle tree
-// merges the lanes, then the lanes write the probabilities. No atomics: reproducible.
+// row's edges for the max, then for the sum of exps (edge_softmax_core.hpp), each merged
+// by a fixed shuffle tree, then write the probabilities. No atomics: reproducible.
 #include <cuda_runtime.h>
 
 #include "common/cuda_check.hpp"
@@ -24,18 +24,19 @@ __global__ void edge_softmax_kernel(const int64_t* __restrict__ offsets, int64_t
     const int64_t v = p / heads;
     const int64_t h = p % heads;
     const int64_t begin = offsets[v], end = offsets[v + 1];
-    SoftmaxState<T> state;
-    for (int64_t e = begin + lane; e < end; e += kWarp) state.add(scores[e * heads + h]);
+    T max = softmax_max_identity<T>();
+    for (int64_t e = begin + lane; e < end; e += kWarp) max = softmax_max(max, scores[e * heads + h]);
 #pragma unroll
     for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-      SoftmaxState<T> other;
-      other.max = __shfl_down_sync(0xffffffffu, state.max, offset);
-      other.sum = __shfl_down_sync(0xffffffffu, state.sum, offset);
-      state.merge(other);
+      max = softmax_max(max, __shfl_down_sync(0xffffffffu, max, offset));
     }
-    state.max = __shfl_sync(0xffffffffu, state.max, 0);
-    state.sum = __shfl_sync(0xffffffffu, state.sum, 0);
-    for (int64_t e = begin + lane; e < end; e += kWarp) out[e * heads + h] = state.probability(scores[e * heads + h]);
+    max = __shfl_sync(0xffffffffu, max, 0);
+    T sum = T(0);
+    for (int64_t e = begin + lane; e < end; e += kWarp) sum += exp_of(scores[e * heads + h] - max);
+#pragma unroll
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    sum = __shfl_sync(0xffffffffu, sum, 0);
+    for (int64_t e = begin + lane; e < end; e += kWarp) out[e * heads + h] = exp_of(scores[e * heads + h] - max) / sum;
   }
 }
 

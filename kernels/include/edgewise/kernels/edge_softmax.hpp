@@ -16,11 +16,13 @@ namespace edgewise {
 // Forward: scores [E, H] -> out [E, H], overwritten:
 //   out[e, h] = exp(s[e, h] - m) / sum over e' in seg(v) of exp(s[e', h] - m),
 //   m = max over seg(v) of s[., h].
-// Each (row, head) is reduced by one thread (CPU) or one warp (CUDA) with an online
-// max / rescaled sum (edge_softmax_core.hpp), then normalised: numerically stable for
-// any finite scores (1e4 or -1e30 alike), every segment sums to 1. An empty row writes
-// nothing (it has no edges). A NaN score makes its (row, head) NaN; a row whose scores
-// are all -inf gives NaN (0 / 0), as torch.softmax does. out must not overlap scores.
+// Each (row, head) is reduced by one thread (CPU) or one warp (CUDA) in two passes, the
+// max, then the sum of exp(s - m) (edge_softmax_core.hpp), then normalised: numerically
+// stable for any finite scores (1e4 or -1e30 alike), every segment sums to 1. The CPU's
+// float exp is exp_nonpositive (common/exp_nonpositive.hpp: within 1 ulp; terms below
+// FLT_MIN, i.e. s - m < -87.3, count as 0). An empty row writes nothing (it has no
+// edges). A NaN or +inf score makes its (row, head) NaN, and so does a row whose scores
+// are all -inf (0 / 0), as torch.softmax does. out must not overlap scores.
 //
 // Backward: out = the forward's output y, grad_out = dL/dy, grad_scores [E, H]
 // overwritten:  grad_s[e, h] = y[e, h] * (g[e, h] - sum over e' in seg(v) of g[e', h] y[e', h]).
