@@ -5,7 +5,7 @@
 // element is summed in edge order whatever the thread count. The per-head width D is a
 // compile-time constant for the common widths (accumulators stay in registers, loops
 // vectorise), and gathered rows are prefetched some edges ahead (gathers are
-// latency-bound).
+// latency-bound), across row boundaries: most rows have fewer edges than the distance.
 #include <algorithm>
 #include <type_traits>
 #include <vector>
@@ -21,6 +21,7 @@ constexpr int64_t kEdgeChunk = 4096;
 // Below this much work one thread does it: a parallel region costs more than it saves.
 constexpr int64_t kParallelMinWork = int64_t{1} << 15;
 constexpr int64_t kPrefetchEdges = 16;
+constexpr int64_t kRowChunk = 64;  // edge_gather_sum's rows per scheduling unit
 
 // Calls f(std::integral_constant<int64_t, D>) for a common width d, else with D = 0.
 template <class F>
@@ -83,39 +84,90 @@ void sddmm_add_cpu(const EdgeCsr<I>& g, const T* a, const T* b, int64_t heads, T
   });
 }
 
+// Row v of edge_gather_sum with heads and width fixed at compile time: the H x D
+// accumulators stay in registers (the generic loop below adds into the output row in
+// memory, a load and a store per element per edge). Same per-element order.
+template <int64_t kH, int64_t kD, class T, class I>
+void gather_sum_row_fixed(const GatherSum<T, I>& args, int64_t v, int64_t prefetch_end, T* __restrict__ out_row) {
+  constexpr int64_t kC = kH * kD;
+  T acc[kC] = {};
+  const int64_t end = args.offsets[v + 1];
+  for (int64_t k = args.offsets[v]; k < end; ++k) {
+    if (k + kPrefetchEdges < prefetch_end) {
+      prefetch_row(args.x + static_cast<int64_t>(args.indices[k + kPrefetchEdges]) * kC, kC);
+    }
+    const int64_t id = args.edge_ids != nullptr ? args.edge_ids[k] : k;
+    const T* w_row = args.w + id * kH;
+    const T* __restrict__ x_row = args.x + static_cast<int64_t>(args.indices[k]) * kC;
+    for (int64_t h = 0; h < kH; ++h) {
+      const T wk = w_row[h];
+#pragma omp simd
+      for (int64_t j = 0; j < kD; ++j) acc[h * kD + j] += wk * x_row[h * kD + j];
+    }
+  }
+  for (int64_t c = 0; c < kC; ++c) out_row[c] = acc[c];
+}
+
+// Row v of edge_gather_sum for any heads (and width kD, or d at run time when kD is 0).
+template <int64_t kD, class T, class I>
+void gather_sum_row(const GatherSum<T, I>& args, int64_t v, int64_t prefetch_end, T* __restrict__ row) {
+  const int64_t d = kD > 0 ? kD : args.d;
+  const int64_t cols = args.heads * d;
+  std::fill(row, row + cols, T(0));
+  const int64_t end = args.offsets[v + 1];
+  // Edge-major accumulation into the row: the same per-element order (edge order) as
+  // GatherSum::element, with contiguous loads of x.
+  for (int64_t k = args.offsets[v]; k < end; ++k) {
+    const int64_t id = args.edge_ids != nullptr ? args.edge_ids[k] : k;
+    const T* w_row = args.w + id * args.heads;
+    if (args.x == nullptr) {
+      for (int64_t h = 0; h < args.heads; ++h) row[h] += w_row[h];
+      continue;
+    }
+    if (k + kPrefetchEdges < prefetch_end) {
+      prefetch_row(args.x + static_cast<int64_t>(args.indices[k + kPrefetchEdges]) * cols, cols);
+    }
+    const T* __restrict__ x_row = args.x + static_cast<int64_t>(args.indices[k]) * cols;
+    for (int64_t h = 0; h < args.heads; ++h) {
+      const T wk = w_row[h];
+      T* __restrict__ r = row + h * d;
+      const T* __restrict__ xr = x_row + h * d;
+#pragma omp simd
+      for (int64_t j = 0; j < d; ++j) r[j] += wk * xr[j];
+    }
+  }
+}
+
 template <class T, class I>
 void edge_gather_sum_cpu(const GatherSum<T, I>& args, int64_t rows, T* out) {
   const int64_t cols = args.heads * args.d;
   const int64_t edges = args.offsets[rows];
+  // Rows in chunks taken dynamically (skewed degrees); gathered rows are prefetched
+  // across row boundaries up to the chunk's last edge, since most rows are shorter than
+  // the prefetch distance.
+  auto run = [&](auto row_kernel) {
+    const int64_t chunks = (rows + kRowChunk - 1) / kRowChunk;
+#pragma omp parallel for schedule(dynamic, 1) if ((edges + rows) * cols >= kParallelMinWork)
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t first = c * kRowChunk, last = std::min(rows, first + kRowChunk);
+      for (int64_t v = first; v < last; ++v) row_kernel(v, args.offsets[last], out + v * cols);
+    }
+  };
+  // GAT's shapes: 8 heads of 8 or 16 features (hidden layers), one head (output layers).
+  if (args.x != nullptr && args.heads == 8 && args.d == 8) {
+    return run([&](int64_t v, int64_t prefetch_end, T* row) { gather_sum_row_fixed<8, 8>(args, v, prefetch_end, row); });
+  }
+  if (args.x != nullptr && args.heads == 8 && args.d == 16) {
+    return run([&](int64_t v, int64_t prefetch_end, T* row) { gather_sum_row_fixed<8, 16>(args, v, prefetch_end, row); });
+  }
   with_width(args.d, [&](auto width) {
     constexpr int64_t kD = decltype(width)::value;
-    const int64_t d = kD > 0 ? kD : args.d;
-#pragma omp parallel for schedule(dynamic, 64) if ((edges + rows) * cols >= kParallelMinWork)
-    for (int64_t v = 0; v < rows; ++v) {
-      T* __restrict__ row = out + v * cols;
-      std::fill(row, row + cols, T(0));
-      const int64_t end = args.offsets[v + 1];
-      // Edge-major accumulation into the row: the same per-element order (edge order) as
-      // GatherSum::element, with contiguous loads of x.
-      for (int64_t k = args.offsets[v]; k < end; ++k) {
-        const int64_t id = args.edge_ids != nullptr ? args.edge_ids[k] : k;
-        const T* w_row = args.w + id * args.heads;
-        if (args.x == nullptr) {
-          for (int64_t h = 0; h < args.heads; ++h) row[h] += w_row[h];
-          continue;
-        }
-        if (k + kPrefetchEdges < end) {
-          prefetch_row(args.x + static_cast<int64_t>(args.indices[k + kPrefetchEdges]) * cols, cols);
-        }
-        const T* __restrict__ x_row = args.x + static_cast<int64_t>(args.indices[k]) * cols;
-        for (int64_t h = 0; h < args.heads; ++h) {
-          const T wk = w_row[h];
-          T* __restrict__ r = row + h * d;
-          const T* __restrict__ xr = x_row + h * d;
-          for (int64_t j = 0; j < d; ++j) r[j] += wk * xr[j];
-        }
+    if constexpr (kD >= 8) {
+      if (args.x != nullptr && args.heads == 1) {
+        return run([&](int64_t v, int64_t prefetch_end, T* row) { gather_sum_row_fixed<1, kD>(args, v, prefetch_end, row); });
       }
     }
+    run([&](int64_t v, int64_t prefetch_end, T* row) { gather_sum_row<kD>(args, v, prefetch_end, row); });
   });
 }
 
