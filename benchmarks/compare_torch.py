@@ -560,6 +560,7 @@ def gat_epoch_cases(rng, repeats, records, name_filter):
     import torch.nn.functional as F
 
     import edgewise.torch.nn as ew_layers
+    import edgewise.torch.nn.functional as ew_functional
 
     def load(spec):
         """(name, dataset dict with dense features) for a dataset name / path or rmat:N:E:F:K."""
@@ -582,7 +583,7 @@ def gat_epoch_cases(rng, repeats, records, name_filter):
     classes = int(ds["num_classes"])
     epochs = GAT_OPTIONS["epochs"]
 
-    def gat(layers):
+    def gat(layers, dropout):
         class Gat(torch.nn.Module):
             def __init__(self):
                 super().__init__()
@@ -590,24 +591,29 @@ def gat_epoch_cases(rng, repeats, records, name_filter):
                 self.conv2 = layers.GATConv(64, classes, heads=1, concat=False, dropout=0.6)
 
             def forward(self, h, edge_index):
-                h = F.elu(self.conv1(F.dropout(h, 0.6, self.training), edge_index))
-                return self.conv2(F.dropout(h, 0.6, self.training), edge_index)
+                h = F.elu(self.conv1(dropout(h, 0.6, self.training), edge_index))
+                return self.conv2(dropout(h, 0.6, self.training), edge_index)
 
         return Gat()
 
+    # The model's own dropout on the [N, F] inputs is torch's (as in PyG's example) in the
+    # first two rows; torch's CPU bernoulli_ then takes most of the epoch, so the third row
+    # swaps in edgewise.torch.nn.functional.dropout, the engine's Philox mask.
     row = {}
-    variants = [("edgewise.torch", ew_layers)] + ([("pyg", pyg_layers)] if pyg_layers is not None else [])
-    for label, layers in variants:
+    variants = [("edgewise.torch", ew_layers, F.dropout)]
+    variants += [("pyg", pyg_layers, F.dropout)] if pyg_layers is not None else []
+    variants += [("edgewise.torch+ew_dropout", ew_layers, ew_functional.dropout)]
+    for label, layers, dropout in variants:
         torch.manual_seed(0)
         time.sleep(0.05)
-        row[label] = _nn_train(gat(layers), data, epochs + 1, 5e-4, lr=0.005)[:2]
+        row[label] = _nn_train(gat(layers, dropout), data, epochs + 1, 5e-4, lr=0.005)[:2]
     time.sleep(0.05)
     engine = edgewise.train(spec, model="gat", epochs=epochs + 1, hidden=8, dropout=0.6, lr=0.005,
                             weight_decay=5e-4, select="last")
     row["engine"] = (engine["epoch_ms_median"], engine["test_acc"])
     name = f"gat_epoch/{name}"
     pyg_ms = row["pyg"][0] if "pyg" in row else float("nan")
-    for label in ("edgewise.torch", "engine"):
+    for label in ("edgewise.torch", "edgewise.torch+ew_dropout", "engine"):
         ms, acc = row[label]
         rec = {"name": f"{name}/{label}", "edgewise_ms": ms, "torch_ms": pyg_ms, "torch_op": "PyG GATConv model",
                "speedup": pyg_ms / ms, "edgewise_test_acc": acc, "epochs": epochs,
