@@ -2,7 +2,7 @@
 //
 // The default build is portable (x86-64-v2 baseline). Selected CPU translation
 // units (kernels: sort_by_key, run_length_encode, and for float elements
-// segment_reduce, scatter_reduce, spmm and its backward; engine: the dense GEMM and
+// segment_reduce, scatter_reduce, spmm and its backward, edge_softmax; engine: the dense GEMM and
 // dropout) are compiled once per level, each into its own namespace (isa_baseline,
 // isa_avx2, isa_avx512, isa_avx512zmm), and a dispatcher calls the one for cpu_isa()
 // (cpu_isa_dispatch.hpp). Levels:
