@@ -4,8 +4,9 @@
 // contiguous and stays in L1, so the row is read from memory once. Float uses
 // exp_nonpositive (vectorised; libm's expf is a call per element, and an online
 // max-and-rescale needs two exps per element: 8x slower measured at E = 2M, H = 8).
-// Heads up to kMaxFusedHeads go together, wider ones one at a time. Rows are disjoint, so no atomics, and each (row, head) is reduced in
-// edge order whatever the path: reproducible.
+// Heads up to kMaxFusedHeads go together, wider ones one at a time. Rows are disjoint,
+// so no atomics, and each (row, head) is reduced in edge order whatever the path:
+// reproducible.
 #include <type_traits>
 
 #include "edge_softmax/edge_softmax_backends.hpp"
