@@ -4,8 +4,8 @@
 // Cody-Waite range reduction x = n ln2 + r, |r| <= ln2 / 2, then Cephes' degree-7
 // polynomial for exp(r) and 2^n from the exponent bits: within 1 ulp of the correctly
 // rounded exp for every float in [-87.3, 0] (checked exhaustively against the double
-// exp; tests/kernels/test_exp_nonpositive.cpp checks a stride of them). Below -87.3 (where expf turns subnormal) it returns 0, so -inf
-// gives 0; NaN gives NaN. Positive x is outside its domain (n would pass 0; the result
+// exp; tests/kernels/test_exp_nonpositive.cpp checks a stride of them). Below -87.3
+// (where expf turns subnormal) it returns 0, so -inf gives 0; NaN gives NaN. Positive x is outside its domain (n would pass 0; the result
 // would still be right up to 2^127, but nothing uses it). All integer work is unsigned:
 // no undefined behaviour on NaN or huge inputs. Written so that GCC vectorises loops
 // that call it without -ffast-math (no branch survives if-conversion).
@@ -28,7 +28,8 @@ inline float exp_nonpositive(float x) {
   // Clamped at the minimum on the bits (a larger pattern is a more negative float; -inf
   // and negative NaNs clamp too): a float select here would let GCC thread the constant
   // through the whole computation, leaving a branch that blocks vectorisation.
-  const float xc = std::bit_cast<float>(std::min(std::bit_cast<uint32_t>(x), std::bit_cast<uint32_t>(kExpNonpositiveMin)));
+  const uint32_t min_bits = std::bit_cast<uint32_t>(kExpNonpositiveMin);
+  const float xc = std::bit_cast<float>(std::min(std::bit_cast<uint32_t>(x), min_bits));
   const float shifted = xc * kLog2e + kRound;
   const float n = shifted - kRound;  // round(xc * log2 e), in [-126, 0]
   const float r = (xc - n * kLn2Hi) - n * kLn2Lo;
