@@ -14,8 +14,11 @@ function(edgewise_target_warnings target)
     $<$<COMPILE_LANGUAGE:CXX>:${cxx_flags}>
     $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Wall,-Wextra,-Werror>)
   if(EDGEWISE_SANITIZE)
-    target_compile_options(${target} PRIVATE
-      $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
+    set(sanitize_flags -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+    if(EDGEWISE_UBSAN_SKIP)
+      list(APPEND sanitize_flags -fno-sanitize=${EDGEWISE_UBSAN_SKIP})
+    endif()
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${sanitize_flags}>)
     target_link_options(${target} PUBLIC -fsanitize=address,undefined)
   endif()
 endfunction()

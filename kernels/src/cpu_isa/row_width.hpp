@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "cpu_isa/dispatch.hpp"
+#include "edgewise/kernels/common/reduce_op.hpp"
 
 // 0: the generic loop for every width (CMake option EDGEWISE_SPECIALISE_ROW_WIDTHS).
 #ifndef EW_SPECIALISE_ROW_WIDTHS
@@ -18,14 +19,20 @@ namespace edgewise {
 template <int W>
 using RowWidth = std::integral_constant<int, W>;
 
-// Calls f(RowWidth<W>{}) with W = cols when that width is specialised for T, else
-// with W = 0. Every power of two up to 128 for float (GNN features); width 1 (the
-// scalar case: degrees, counts) and the generic loop for the other element types.
-// Each specialised width is another instantiation of a kernel for every op,
-// index type and ISA level: the rarely hot types don't pay for them in build time.
-template <class T, class F>
+// The ops a GNN aggregates with; mul, var and std (rarer, with bulkier state) take
+// the generic loop at every width.
+template <ReduceOp Op>
+inline constexpr bool kWidthSpecialisedOp =
+    Op == ReduceOp::Sum || Op == ReduceOp::Mean || Op == ReduceOp::Min || Op == ReduceOp::Max;
+
+// Calls f(RowWidth<W>{}) with W = cols when that width is specialised for T and Op,
+// else with W = 0. Every power of two up to 128 for float (GNN features) and the
+// ops above; width 1 (the scalar case: degrees, counts) and the generic loop for
+// the rest. Each specialised width is another instantiation of a kernel for every
+// op, index type and ISA level: what is rarely hot doesn't pay for them in build time.
+template <class T, ReduceOp Op, class F>
 void visit_row_width(int64_t cols, F&& f) {
-  if constexpr (kIsaDispatchedElement<T> && EW_SPECIALISE_ROW_WIDTHS) {
+  if constexpr (kIsaDispatchedElement<T> && kWidthSpecialisedOp<Op> && EW_SPECIALISE_ROW_WIDTHS) {
     switch (cols) {
       case 2: return f(RowWidth<2>{});
       case 4: return f(RowWidth<4>{});

@@ -378,7 +378,7 @@ void run_op(MatrixView<const T> values, VectorView<const I> index, MatrixView<T>
 template <class T, ReduceOp Op, class I>
 void run_width(MatrixView<const T> values, VectorView<const I> index, MatrixView<T> out, MatrixView<int64_t> arg,
                Context& ctx) {
-  visit_row_width<T>(values.cols,
+  visit_row_width<T, Op>(values.cols,
                      [&](auto w) { run_op<T, Op, decltype(w)::value>(values, index, out, arg, ctx); });
 }
 

@@ -193,7 +193,7 @@ struct SegmentCpu {
 template <class T, ReduceOp Op, bool kArg>
 void run_width(MatrixView<const T> values, VectorView<const int64_t> offsets, MatrixView<T> out,
                MatrixView<int64_t> arg, Context& ctx) {
-  visit_row_width<T>(values.cols, [&](auto w) {
+  visit_row_width<T, Op>(values.cols, [&](auto w) {
     SegmentCpu<T, Op, kArg, decltype(w)::value>::run(values, offsets, out, arg, ctx);
   });
 }

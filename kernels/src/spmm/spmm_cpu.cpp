@@ -165,7 +165,7 @@ struct GatherReduceCpu {
 
 template <class T, ReduceOp Op, bool kArg, bool kScaled, class Source>
 void run_width(const Source& source, const RowsOut<T>& dest, Context& ctx) {
-  visit_row_width<T>(dest.cols, [&](auto w) {
+  visit_row_width<T, Op>(dest.cols, [&](auto w) {
     GatherReduceCpu<T, Op, kArg, kScaled, decltype(w)::value, Source>::run(source, dest, ctx);
   });
 }
