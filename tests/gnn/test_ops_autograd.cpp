@@ -5,6 +5,8 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 #include "edgewise/gnn/autograd.hpp"
 #include "edgewise/gnn/functional.hpp"
@@ -246,6 +248,56 @@ TEST(Ops, ColumnSumsAreIndependentOfThreadCount) {
   omp_set_num_threads(2);
   gnn::ops::column_sums(x, two);
   EXPECT_EQ(one.to_host_vector(), two.to_host_vector());
+}
+
+// log_softmax_rows and its backward against a double reference at widths around the
+// vector lengths (tails), with large spreads (exps that underflow to 0), -inf entries
+// and the rows that must come out NaN (a NaN, +inf or only -inf), in place too.
+TEST(Ops, LogSoftmaxRowsMatchTheDoubleReference) {
+  auto rng = rng_for(31);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t cols : {1, 3, 4, 7, 16, 17, 40}) {
+    const int64_t rows = 64;
+    auto values = random_values<float>(rng, rows * cols, -30, 30);
+    auto grads = random_values<float>(rng, rows * cols, -1, 1);
+    values[0] = -inf;                               // row 0: one -inf entry (exp 0)
+    values[cols] = 1e30f;                           // row 1: one huge entry, the rest underflow
+    values[2 * cols + cols - 1] = std::nanf("");    // row 2: NaN
+    values[3 * cols] = inf;                         // row 3: +inf
+    for (int64_t c = 0; c < cols; ++c) values[4 * cols + c] = -inf;  // row 4: only -inf
+    auto x = Tensor::from_host(values, rows, cols);
+    Tensor y(rows, cols);
+    gnn::ops::log_softmax_rows(x, y);
+    auto in_place = Tensor::from_host(values, rows, cols);
+    gnn::ops::log_softmax_rows(in_place, in_place);
+    const auto got = y.to_host_vector();
+    EXPECT_EQ(std::memcmp(got.data(), in_place.to_host_vector().data(), got.size() * sizeof(float)), 0) << cols;
+    Tensor gx(rows, cols);
+    gnn::ops::log_softmax_backward(y, Tensor::from_host(grads, rows, cols), gx);
+    const auto got_grad = gx.to_host_vector();
+    for (int64_t r = 0; r < rows; ++r) {
+      double mx = -inf, sum = 0, gsum = 0;
+      for (int64_t c = 0; c < cols; ++c) mx = std::max(mx, static_cast<double>(values[r * cols + c]));
+      for (int64_t c = 0; c < cols; ++c) sum += std::exp(static_cast<double>(values[r * cols + c]) - mx);
+      for (int64_t c = 0; c < cols; ++c) gsum += grads[r * cols + c];
+      const bool nan_row = r == 2 || r == 3 || r == 4 || (r == 0 && cols == 1);  // cols 1: row 0 is only -inf
+      for (int64_t c = 0; c < cols; ++c) {
+        const int64_t i = r * cols + c;
+        if (nan_row) {
+          EXPECT_TRUE(std::isnan(got[i])) << "cols " << cols << " row " << r << " col " << c << ": " << got[i];
+          continue;
+        }
+        const double want = values[i] - mx - std::log(sum);
+        if (std::isinf(want)) {
+          EXPECT_EQ(got[i], static_cast<float>(want)) << cols << " " << r << " " << c;
+        } else {
+          EXPECT_NEAR(got[i], want, 1e-5 * std::max(1.0, std::abs(want))) << cols << " " << r << " " << c;
+        }
+        const double want_grad = grads[i] - std::exp(want) * gsum;
+        EXPECT_NEAR(got_grad[i], want_grad, 1e-5 * std::max(1.0, std::abs(gsum))) << cols << " " << r << " " << c;
+      }
+    }
+  }
 }
 
 TEST(Ops, AdamAndSgdMatchTheirDefinitions) {

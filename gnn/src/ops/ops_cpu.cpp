@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "edgewise/kernels/common/exp_nonpositive.hpp"
 #include "ops/isa_ops_cpu.hpp"
 #include "ops/ops_backends.hpp"
 #include "ops/ops_core.hpp"
@@ -105,23 +106,36 @@ void dropout_values(VectorView<const float> x, float p, uint64_t seed, uint64_t 
   EW_DISPATCH_CPU_ISA(dropout, x.data, y.data, x.size, p, seed, stream);
 }
 
+// exp(x - max) <= 1 is exactly exp_nonpositive's domain: vectorised, within 1 ulp of
+// expf (libm's exp was a scalar call per element). Exps go to a per-thread row first
+// (y may alias x), then sum in double in column order.
 void log_softmax_rows(const Tensor& x, Tensor& y) {
   const int64_t rows = x.rows(), cols = x.cols();
   const float* xs = x.data();
   float* ys = y.data();
-#pragma omp parallel for if (rows * cols > kParallelThreshold)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* in = xs + r * cols;
-    float* out = ys + r * cols;
-    float max = -std::numeric_limits<float>::infinity();
-    for (int64_t c = 0; c < cols; ++c) max = std::max(max, in[c]);
-    double sum = 0;
-    for (int64_t c = 0; c < cols; ++c) sum += std::exp(static_cast<double>(in[c] - max));
-    const float log_sum = static_cast<float>(std::log(sum)) + max;
-    for (int64_t c = 0; c < cols; ++c) out[c] = in[c] - log_sum;
+#pragma omp parallel if (rows * cols > kParallelThreshold)
+  {
+    std::vector<float> exps(static_cast<size_t>(cols));
+    float* __restrict e = exps.data();
+#pragma omp for
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* in = xs + r * cols;
+      float* out = ys + r * cols;
+      float max = -std::numeric_limits<float>::infinity();
+      for (int64_t c = 0; c < cols; ++c) max = std::max(max, in[c]);
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) e[c] = detail::exp_nonpositive(in[c] - max);
+      double sum = 0;
+      for (int64_t c = 0; c < cols; ++c) sum += e[c];
+      const float log_sum = static_cast<float>(std::log(sum)) + max;
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) out[c] = in[c] - log_sum;
+    }
   }
 }
 
+// y is log_softmax_rows' output, <= 0 (in - log_sum with log_sum >= max >= in), so
+// exp(y) is exp_nonpositive's domain too (a std::min guard here stops GCC vectorising).
 void log_softmax_backward(const Tensor& y, const Tensor& grad_y, Tensor& grad_x) {
   const int64_t rows = y.rows(), cols = y.cols();
   const float* ys = y.data();
@@ -131,9 +145,12 @@ void log_softmax_backward(const Tensor& y, const Tensor& grad_y, Tensor& grad_x)
   for (int64_t r = 0; r < rows; ++r) {
     double gsum = 0;
     for (int64_t c = 0; c < cols; ++c) gsum += gs[r * cols + c];
-    for (int64_t c = 0; c < cols; ++c) {
-      out[r * cols + c] = gs[r * cols + c] - std::exp(ys[r * cols + c]) * static_cast<float>(gsum);
-    }
+    const float g = static_cast<float>(gsum);
+    const float* y_row = ys + r * cols;
+    const float* g_row = gs + r * cols;
+    float* o_row = out + r * cols;
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) o_row[c] = g_row[c] - detail::exp_nonpositive(y_row[c]) * g;
   }
 }
 
