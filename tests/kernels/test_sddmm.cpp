@@ -192,6 +192,73 @@ TEST_P(SddmmTest, ResultsAreBitwiseReproducibleAcrossThreadCounts) {
   EXPECT_TRUE(equal_exactly(one.second, many.second));
 }
 
+// The dot form's order is part of its contract (the CPU copies and the CUDA thread follow
+// it): from 16 features on, eight running sums of the features k mod 8 over the whole
+// multiples of 8, a fixed tree, then the tail in order; below 16, one running sum. On
+// the CPU (no FMA contraction) that order is reproduced bit for bit, at the widths the
+// driver fixes at compile time and at run-time widths with a tail.
+TEST(SddmmDot, FollowsTheDocumentedSummationOrder) {
+#if defined(__FMA__)
+  GTEST_SKIP() << "built for a CPU with FMA (-march=native?): the library may contract a * b + c, so the "
+                  "order is checked bitwise in the portable builds only";
+#endif
+  auto rng = rng_for(107);
+  for (int64_t D : {1, 7, 8, 15, 16, 17, 24, 32, 64, 67}) {
+    SCOPED_TRACE("D " + std::to_string(D));
+    const int64_t H = 2, S = 3, N = 4;
+    const std::vector<int64_t> offsets{0, 2, 2, 5};
+    const std::vector<int32_t> indices{3, 0, 1, 1, 2};
+    // Wide exponent range, so that any other order rounds differently somewhere.
+    auto x = random_values<float>(rng, N * H * D, -1, 1);
+    auto y = random_values<float>(rng, S * H * D, -1, 1);
+    for (size_t i = 0; i < x.size(); i += 3) x[i] *= 4096.0f;
+    std::vector<float> out(static_cast<size_t>(5 * H), std::nanf(""));
+    Context ctx(Device::cpu());
+    sddmm_dot<float, int32_t>(VectorView<const int64_t>(offsets.data(), S + 1),
+                              VectorView<const int32_t>(indices.data(), 5),
+                              MatrixView<const float>(x.data(), N, H * D), MatrixView<const float>(y.data(), S, H * D),
+                              MatrixView<float>(out.data(), 5, H), ctx);
+    bool some_order_differs = false;
+    for (int64_t v = 0; v < S; ++v) {
+      for (int64_t e = offsets[v]; e < offsets[v + 1]; ++e) {
+        for (int64_t h = 0; h < H; ++h) {
+          const float* a = x.data() + indices[e] * H * D + h * D;
+          const float* b = y.data() + v * H * D + h * D;
+          float sequential = 0;
+          for (int64_t k = 0; k < D; ++k) {
+            volatile float p = a[k] * b[k];
+            sequential = sequential + p;
+          }
+          float want = 0;
+          int64_t k = 0;
+          if (D >= 16) {
+            float lane[8];
+            for (int j = 0; j < 8; ++j) lane[j] = a[j] * b[j];
+            for (k = 8; k + 8 <= D; k += 8) {
+              for (int j = 0; j < 8; ++j) {
+                volatile float p = a[k + j] * b[k + j];  // volatile: no contraction into FMA
+                lane[j] = lane[j] + p;
+              }
+            }
+            want = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+          }
+          for (; k < D; ++k) {
+            volatile float p = a[k] * b[k];
+            want = want + p;
+          }
+          const float got = out[static_cast<size_t>(e * H + h)];
+          EXPECT_EQ(std::memcmp(&got, &want, sizeof(float)), 0) << "edge " << e << " head " << h << ": " << got
+                                                                 << " vs " << want;
+          some_order_differs = some_order_differs || want != sequential;
+        }
+      }
+    }
+    if (D >= 16) {
+      EXPECT_TRUE(some_order_differs) << "inputs too tame: the two orders agree everywhere";
+    }
+  }
+}
+
 struct BadCall {
   std::string op;  // "dot", "add", "gather"
   std::vector<int64_t> offsets;
