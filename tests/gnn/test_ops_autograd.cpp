@@ -235,6 +235,8 @@ TEST(Ops, ShapeErrorsNameTheArguments) {
   }
   Tensor bias(1, 4);
   EXPECT_THROW(gnn::ops::add_row_vector(a, bias), std::invalid_argument);
+  Tensor good_bias(1, 3), wrong_out(3, 3);
+  EXPECT_THROW(gnn::ops::add_row_vector(a, good_bias, wrong_out), std::invalid_argument);
   EXPECT_THROW(gnn::ops::dropout(a, 1.0f, 0, 0, a), std::invalid_argument);
 }
 

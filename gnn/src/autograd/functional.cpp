@@ -141,8 +141,8 @@ Variable matmul(const Variable& a, const Variable& b) {
 }
 
 Variable add_bias(const Variable& x, const Variable& bias) {
-  Tensor y = x.value().clone();
-  ops::add_row_vector(y, bias.value());
+  Tensor y(x.rows(), x.cols(), x.device());
+  ops::add_row_vector(x.value(), bias.value(), y);
   return record(y, make_node<AddBiasNode>(x, bias));
 }
 

@@ -69,11 +69,15 @@ void multiply(const Tensor& a, const Tensor& b, Tensor& y) {
 
 void fill(Tensor& x, float value) { EW_DISPATCH(fill, x.device(), x, value); }
 
-void add_row_vector(Tensor& x, const Tensor& bias) {
+void add_row_vector(Tensor& x, const Tensor& bias) { add_row_vector(x, bias, x); }
+
+void add_row_vector(const Tensor& x, const Tensor& bias, Tensor& y) {
   EW_REQUIRE(bias.rows() == 1 && bias.cols() == x.cols(), "add_row_vector: bias ", bias.shape_str(), " must be [1, ",
              x.cols(), "]");
+  same_shape("add_row_vector", "x", x, "y", y);
   same_device("add_row_vector", "x", x, "bias", bias);
-  EW_DISPATCH(add_row_vector, x.device(), x, bias);
+  same_device("add_row_vector", "x", x, "y", y);
+  EW_DISPATCH(add_row_vector, x.device(), x, bias, y);
 }
 
 void column_sums(const Tensor& x, Tensor& out, float beta) {

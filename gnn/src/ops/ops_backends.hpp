@@ -10,7 +10,7 @@
   void axpby(float alpha, const Tensor& x, float beta, Tensor& y);                                      \
   void multiply(const Tensor& a, const Tensor& b, Tensor& y);                                           \
   void fill(Tensor& x, float value);                                                                    \
-  void add_row_vector(Tensor& x, const Tensor& bias);                                                   \
+  void add_row_vector(const Tensor& x, const Tensor& bias, Tensor& y);                                  \
   void column_sums(const Tensor& x, Tensor& out, float beta);                                           \
   void scale_rows(const Tensor& x, const Tensor& s, Tensor& y);                                         \
   void relu(const Tensor& x, Tensor& y);                                                                \

@@ -37,14 +37,15 @@ void multiply(const Tensor& a, const Tensor& b, Tensor& y) {
 
 void fill(Tensor& x, float value) { std::fill(x.data(), x.data() + x.numel(), value); }
 
-void add_row_vector(Tensor& x, const Tensor& bias) {
+void add_row_vector(const Tensor& x, const Tensor& bias, Tensor& y) {
   const int64_t rows = x.rows(), cols = x.cols();
-  float* xs = x.data();
+  const float* xs = x.data();
   const float* bs = bias.data();
+  float* ys = y.data();
 #pragma omp parallel for if (rows * cols > kParallelThreshold)
   for (int64_t r = 0; r < rows; ++r) {
 #pragma omp simd
-    for (int64_t c = 0; c < cols; ++c) xs[r * cols + c] += bs[c];
+    for (int64_t c = 0; c < cols; ++c) ys[r * cols + c] = xs[r * cols + c] + bs[c];
   }
 }
 

@@ -56,12 +56,13 @@ void fill(Tensor& x, float value) {
   for_each(stream, x.numel(), [=] __device__(int64_t i) { xs[i] = value; });
 }
 
-void add_row_vector(Tensor& x, const Tensor& bias) {
+void add_row_vector(const Tensor& x, const Tensor& bias, Tensor& y) {
   const cudaStream_t stream = on_device(x.device());
-  float* xs = x.data();
+  const float* xs = x.data();
   const float* bs = bias.data();
+  float* ys = y.data();
   const int64_t cols = x.cols();
-  for_each(stream, x.numel(), [=] __device__(int64_t i) { xs[i] += bs[i % cols]; });
+  for_each(stream, x.numel(), [=] __device__(int64_t i) { ys[i] = xs[i] + bs[i % cols]; });
 }
 
 void column_sums(const Tensor& x, Tensor& out, float beta) {

@@ -26,6 +26,8 @@ void fill(Tensor& x, float value);
 
 // x[r, :] += bias[0, :] for every row (bias [1, C]).
 void add_row_vector(Tensor& x, const Tensor& bias);
+// y[r, :] = x[r, :] + bias[0, :] (y may be x): one pass, not a copy and then an add.
+void add_row_vector(const Tensor& x, const Tensor& bias, Tensor& y);
 // out[0, c] = beta * out[0, c] + sum_r x[r, c] (bias gradients), fixed order.
 void column_sums(const Tensor& x, Tensor& out, float beta = 0.0f);
 // y[r, :] = x[r, :] * s[r, 0].
