@@ -225,6 +225,27 @@ TEST(Autograd, SharedInputsAccumulateAndNoGradRecordsNothing) {
   EXPECT_THROW(constant.backward(), std::invalid_argument);
 }
 
+// backward() moves intermediate gradients into pass-through nodes (add, add_bias);
+// the output's gradient, the caller's seed and a gradient that two inputs share must
+// still come out right and unaliased.
+TEST(Autograd, PassThroughGradientsMoveWithoutAliasing) {
+  Variable x(Tensor::from_host(std::vector<float>{1, 2, 3, 4, 5, 6}, 3, 2), true);
+  Variable bias(Tensor::from_host(std::vector<float>{0.5f, -1}, 1, 2), true);
+  Variable h = gnn::relu(x);                        // x > 0: dh/dx = 1
+  Variable z = gnn::add_bias(h, bias);
+  Variable out = gnn::add(gnn::add(z, h), gnn::add(h, h));  // d out / d h = 4
+  const std::vector<float> seed_values{1, -2, 3, 0.25f, -1, 2};
+  Tensor seed = Tensor::from_host(seed_values, 3, 2);
+  out.backward(seed);
+  EXPECT_EQ(seed.to_host_vector(), seed_values) << "the seed is the caller's";
+  EXPECT_EQ(out.grad().to_host_vector(), seed_values) << "the output keeps its gradient";
+  std::vector<float> want_x(seed_values);
+  for (float& v : want_x) v *= 4;
+  EXPECT_EQ(x.grad().to_host_vector(), want_x);
+  EXPECT_EQ(bias.grad().to_host_vector(), (std::vector<float>{1 + 3 - 1, -2 + 0.25f + 2}));
+  EXPECT_NE(x.grad().data(), out.grad().data());
+}
+
 TEST(Ops, ShapeErrorsNameTheArguments) {
   Tensor a(2, 3), b(4, 5), c(2, 5);
   try {

@@ -79,7 +79,16 @@ void Variable::backward(const Tensor& seed) {
   accumulate_grad(start);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Variable& var = *it;
-    if (var.grad_fn() && var.has_grad()) var.grad_fn()->backward(var.grad());
+    if (!var.grad_fn() || !var.has_grad()) continue;
+    if (var.impl_.get() == impl_.get()) {
+      var.grad_fn()->backward(var.grad());  // the output keeps its gradient
+    } else {
+      // Every contribution to var's gradient has arrived (reverse topological order),
+      // and it is released below anyway.
+      Tensor g = std::move(var.impl_->grad);
+      var.impl_->grad = Tensor();
+      var.grad_fn()->backward_owned(std::move(g));
+    }
   }
   // Release the graph: intermediate values and gradients are no longer needed.
   for (Variable& var : order) {

@@ -29,21 +29,23 @@ struct MatmulNode : Node {
 
 struct AddBiasNode : Node {
   const char* name() const override { return "add_bias"; }
-  void backward(const Tensor& g) override {
-    inputs[0].accumulate_grad(g);
+  void backward(const Tensor& g) override { backward_owned(Tensor(g)); }
+  void backward_owned(Tensor&& g) override {
     if (inputs[1].requires_grad()) {
       Tensor gb(1, g.cols(), g.device());
       ops::column_sums(g, gb);
       inputs[1].accumulate_grad(std::move(gb));
     }
+    inputs[0].accumulate_grad(std::move(g));  // no copy when g is not shared
   }
 };
 
 struct AddNode : Node {
   const char* name() const override { return "add"; }
-  void backward(const Tensor& g) override {
+  void backward(const Tensor& g) override { backward_owned(Tensor(g)); }
+  void backward_owned(Tensor&& g) override {
     inputs[0].accumulate_grad(g);
-    inputs[1].accumulate_grad(g);
+    inputs[1].accumulate_grad(std::move(g));
   }
 };
 

@@ -66,6 +66,10 @@ struct Node {
   virtual ~Node() = default;
   // Receives d loss / d output and accumulates into the inputs that require grad.
   virtual void backward(const Tensor& grad_output) = 0;
+  // The same, owning d loss / d output: backward() hands over the intermediate
+  // gradients it would drop afterwards, so a node that passes its gradient on
+  // unchanged can move it into an input instead of copying it.
+  virtual void backward_owned(Tensor&& grad_output) { backward(grad_output); }
   virtual const char* name() const = 0;
   std::vector<Variable> inputs;
 };
