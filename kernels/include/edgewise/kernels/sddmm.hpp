@@ -30,6 +30,9 @@ namespace edgewise {
 
 // Dot form:  out[e, h] = sum_d x[src_e, h*D + d] * y[dst_e, h*D + d]
 //   x [N, H*D], y [S, H*D], out [E, H] (H = out.cols(), D = x.cols() / H).
+//   Summed in d order for D < 16; from D = 16 on, as eight running sums (d mod 8) over
+//   the whole multiples of 8, combined as a fixed tree, then the rest in order (so the
+//   CPU vectorises it; sddmm_core.hpp's dot_edge).
 template <class T, class I>
 void sddmm_dot(VectorView<const int64_t> offsets, VectorView<const I> indices, MatrixView<const T> x,
                MatrixView<const T> y, MatrixView<T> out, Context& ctx);
