@@ -323,6 +323,41 @@ TEST(Ops, LogSoftmaxRowsMatchTheDoubleReference) {
   }
 }
 
+// add_row_vector out of place: x + bias against a naive loop, x untouched, the same
+// bits as the in-place form (y aliasing x), empty tensors, a wrong bias untouched output.
+TEST(Ops, AddRowVectorOutOfPlaceMatchesInPlaceAndLeavesXAlone) {
+  auto rng = rng_for(32);
+  for (int64_t rows : {0, 1, 1000, 70001}) {
+    for (int64_t cols : {1, 7, 64}) {
+      SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
+      const auto values = random_values<float>(rng, rows * cols, -5, 5);
+      const auto bias_values = random_values<float>(rng, cols, -1, 1);
+      const auto x = Tensor::from_host(values, rows, cols);
+      const auto bias = Tensor::from_host(bias_values, 1, cols);
+      Tensor y = Tensor::full(rows, cols, std::nanf(""));
+      gnn::ops::add_row_vector(x, bias, y);
+      EXPECT_EQ(x.to_host_vector(), values) << "x is an input";
+      const auto got = y.to_host_vector();
+      for (int64_t i = 0; i < rows * cols; ++i) ASSERT_EQ(got[i], values[i] + bias_values[i % cols]) << i;
+      Tensor in_place = Tensor::from_host(values, rows, cols);
+      gnn::ops::add_row_vector(in_place, bias);
+      EXPECT_EQ(in_place.to_host_vector(), got);
+    }
+  }
+  const auto x = Tensor::full(2, 3, 1.0f);
+  Tensor y = Tensor::full(2, 3, 7.0f);
+  EXPECT_THROW(gnn::ops::add_row_vector(x, Tensor::full(1, 2, 1.0f), y), std::invalid_argument);
+  EXPECT_EQ(y.to_host_vector(), std::vector<float>(6, 7.0f)) << "a rejected call writes nothing";
+}
+
+// Zero rows: nothing to compute, nothing written, no error.
+TEST(Ops, LogSoftmaxOfNoRowsIsEmpty) {
+  Tensor x(0, 5), y(0, 5), g(0, 5);
+  gnn::ops::log_softmax_rows(x, y);
+  gnn::ops::log_softmax_backward(y, g, g);
+  EXPECT_EQ(y.numel(), 0);
+}
+
 TEST(Ops, AdamAndSgdMatchTheirDefinitions) {
   // One Adam step from m = v = 0 moves each weight by lr * sign(g) (bias-corrected).
   Tensor p = Tensor::from_host(std::vector<float>{1, -2}, 1, 2);
