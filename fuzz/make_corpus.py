@@ -97,6 +97,27 @@ def dataset_corpus():
           npz({**dataset(splits=False), "node_label": np.array([0, 1, 0, 2**63 - 1], "<i8")}, compressed=False))
     write(t, "huge_num_nodes.npz",
           npz({"num_nodes": np.array(2**40, "<i8"), "edge_index": np.zeros((2, 0), "<i8")}, compressed=False))
+    # Edge lists (any file that is not a ZIP): a header, weights, and the inputs that
+    # made the readers allocate gigabytes or mis-read lines.
+    write(t, "edges.csv", b"src,dst,weight\n0,1,0.5\n1,2,1\n2,0,-1\n")
+    write(t, "edges_ws.txt", b"# comment\n0 1\n1\t2\n\n2 2\n")
+    write(t, "edge_node_777777777.csv", b"0,777777777\n")
+    write(t, "edge_node_2p32.csv", b"0,4294967295\n")
+    write(t, "edge_nul.csv", b"0,1\0junk\n5,6\n")
+    write(t, "edge_bom.csv", b"\xef\xbb\xbf0,1\n")
+    write(t, "gnn_benchmark.npz", npz({"adj_data": np.ones(3, "<f4"), "adj_indices": np.array([1, 2, 0], "<i8"),
+                                       "adj_indptr": np.array([0, 1, 2, 3], "<i8"),
+                                       "adj_shape": np.array([3, 3], "<i8"),
+                                       "labels": np.array([0, 1, 0], "<i8")}, compressed=False))
+    write(t, "gnn_benchmark_wide_attr.npz",
+          npz({"adj_data": np.ones(1, "<f4"), "adj_indices": np.array([0], "<i8"),
+               "adj_indptr": np.array([0, 1], "<i8"), "adj_shape": np.array([1, 1], "<i8"),
+               "attr_data": np.ones(1, "<f4"), "attr_indices": np.array([0], "<i8"),
+               "attr_indptr": np.array([0, 1], "<i8"), "attr_shape": np.array([1, 2**31 - 1], "<i8")},
+              compressed=False))
+    write(t, "scipy_coo_2p33.npz", npz({"row": np.zeros(0, "<i8"), "col": np.zeros(0, "<i8"),
+                                        "data": np.zeros(0, "<f4"), "shape": np.array([2**33, 2**33], "<i8"),
+                                        "format": np.array(b"coo")}, compressed=False))
 
 
 def graph_corpus():
@@ -121,8 +142,9 @@ def graph_corpus():
 
 
 if __name__ == "__main__":
-    if ROOT.exists():
-        shutil.rmtree(ROOT)
+    # Only the corpora written here (fuzz_flags' is kept by hand).
+    for target in ("fuzz_npz", "fuzz_dataset", "fuzz_graph"):
+        shutil.rmtree(ROOT / target, ignore_errors=True)
     npz_corpus()
     dataset_corpus()
     graph_corpus()

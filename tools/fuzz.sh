@@ -6,11 +6,21 @@
 # that did it are kept in build/fuzz/artifacts/ (rerun one: build/fuzz/fuzz/<target> <file>).
 # Targets run side by side, one per core (FUZZ_JOBS, default nproc): each still gets
 # its full time on a core of its own (each is one process, one OpenMP thread).
-# Usage: tools/fuzz.sh [seconds-per-target]   (default 30: CI's budget; longer on demand)
+# Usage: tools/fuzz.sh [seconds-per-target]   (default 30; random seeds: for finding bugs, run long)
+#        tools/fuzz.sh --ci [seconds]   (CI: the fixed seed FUZZ_SEED, default 1, on the committed
+#                                        corpus only, so every CI run tries the same inputs in the
+#                                        same order and a submission's fate is not a coin toss)
 #        FUZZ_TARGETS="fuzz_npz fuzz_graph" tools/fuzz.sh 600   (a subset)
 #        FUZZ_JOBS=1 tools/fuzz.sh   (one target at a time)
+# Every finding becomes a corpus entry (fuzz/make_corpus.py) and a regression test
+# (tests/gnn/test_fuzz_regressions.cpp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+seed_args=()
+if [ "${1:-}" = "--ci" ]; then
+  shift
+  seed_args=(-seed="${FUZZ_SEED:-1}")
+fi
 seconds=${1:-30}
 source tools/phases.sh
 phase "fuzz configure" cmake --preset fuzz >/dev/null
@@ -35,7 +45,7 @@ fuzz_one() {
   local t=$1 rc=0
   mkdir -p "$scratch/$t"
   local args=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=16384 -print_final_stats=1
-              -artifact_prefix="$artifacts/$t-")
+              -artifact_prefix="$artifacts/$t-" "${seed_args[@]}")
   [ -f "fuzz/dict/$t.dict" ] && args+=(-dict="fuzz/dict/$t.dict")
   local corpora=("$scratch/$t")
   [ -d "fuzz/corpus/$t" ] && corpora+=("fuzz/corpus/$t")

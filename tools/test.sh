@@ -21,4 +21,4 @@ reason=$(build/ci/tests/test_kernels --gtest_filter='*/CUDA' 2>&1 | grep -m1 'CU
 if [ -n "$reason" ]; then echo "gpu-labelled tests were skipped: $reason"; fi
 # The CPU suite under ASan + UBSan, then the fuzz targets for a bounded time.
 tools/sanitize.sh
-tools/fuzz.sh "${EDGEWISE_FUZZ_SECONDS:-30}"
+tools/fuzz.sh --ci "${EDGEWISE_FUZZ_SECONDS:-30}"

@@ -340,14 +340,21 @@ def galloping_search(values: typing.Any, queries: typing.Any, segments: typing.A
     read without a copy when C-contiguous); CUDA tensors are not taken here (ValueError
     naming the argument: move them to the CPU first).
     """
-def load_dataset(name_or_path: str, features: str = 'auto', sparse_threshold: typing.SupportsFloat | typing.SupportsIndex = 0.1) -> dict:
+def load_dataset(name_or_path: str, features: str = 'auto', sparse_threshold: typing.SupportsFloat | typing.SupportsIndex = 0.1, symmetrize: bool | None = None, remove_self_loops: bool | None = None, max_nodes: typing.SupportsInt | typing.SupportsIndex = 2147483647) -> dict:
     """
-    Load a node-classification dataset in the OGB npz layout.
+    Load a node-classification dataset: the OGB npz layout, gnn-benchmark or
+    scipy.sparse .npz files, OGB raw folders or edge lists (picked by what the path holds).
     
-    name_or_path: a path to an .npz file, or a name ("cora", "citeseer", "amazon_photo",
+    name_or_path: a path, or a name ("cora", "citeseer", "amazon_photo",
         "coauthor_cs"; case-insensitive) looked up as <default_data_dir()>/<name>.npz.
     features: "auto" (CSR when the feature density <= sparse_threshold, else dense),
         "dense" or "sparse". Sparse features are built while inflating, without a dense copy.
+    symmetrize, remove_self_loops: None keeps the format's convention (gnn-benchmark
+        files are made undirected without self loops, as Shchur et al.'s loader and
+        PyG do; every other format is kept as stored); True / False override it.
+        Symmetrising merges duplicate edges; the note says what was done.
+    max_nodes: the most nodes a file may make (at most 2^31 - 1), checked before
+        anything is sized by a node count or id.
     Raises edgewise.DataFileError (a ValueError) when the dataset is missing (saying where
     it looked and how to set EDGEWISE_DATA_DIR), corrupt or inconsistent.
     Returns a dict: name (str), num_nodes, num_classes (int), edge_index (int64
@@ -356,7 +363,8 @@ def load_dataset(name_or_path: str, features: str = 'auto', sparse_threshold: ty
     (N, F))), feature_format ("dense" or "sparse"), labels (int64 [N], empty when
     there are none), train_idx / valid_idx / test_idx (int64, ascending), and
     edge_feat (float32 [E, D], row e for edge_index column e) when the data has edge
-    features. The arrays own the loaded memory (no copy is made).
+    features, and edge_weight (float32 [E]) when it has edge weights (an edge list's
+    third column). The arrays own the loaded memory (no copy is made).
     """
 def load_graph_dataset(spec: str, seed: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
     """
@@ -421,7 +429,8 @@ def planted_partition(num_nodes: typing.SupportsInt | typing.SupportsIndex = 270
     (N, F))), feature_format ("dense" or "sparse"), labels (int64 [N], empty when
     there are none), train_idx / valid_idx / test_idx (int64, ascending), and
     edge_feat (float32 [E, D], row e for edge_index column e) when the data has edge
-    features. The arrays own the loaded memory (no copy is made).
+    features, and edge_weight (float32 [E]) when it has edge weights (an edge list's
+    third column). The arrays own the loaded memory (no copy is made).
     """
 def read_npz(path: str) -> dict:
     """
@@ -452,7 +461,8 @@ def rmat_graph(num_nodes: typing.SupportsInt | typing.SupportsIndex, num_edges: 
     (N, F))), feature_format ("dense" or "sparse"), labels (int64 [N], empty when
     there are none), train_idx / valid_idx / test_idx (int64, ascending), and
     edge_feat (float32 [E, D], row e for edge_index column e) when the data has edge
-    features. The arrays own the loaded memory (no copy is made).
+    features, and edge_weight (float32 [E]) when it has edge weights (an edge list's
+    third column). The arrays own the loaded memory (no copy is made).
     """
 def run_length_encode(keys: typing.Any) -> typing.Any:
     """

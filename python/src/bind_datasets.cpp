@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +68,7 @@ py::dict dataset_to_dict(Dataset&& d) {
   for (auto [key, list] : {std::pair{"train_idx", &d.train_idx}, std::pair{"valid_idx", &d.valid_idx},
                            std::pair{"test_idx", &d.test_idx}})
     out[key] = to_numpy(std::move(*list), {static_cast<py::ssize_t>(list->size())});
+  if (!d.edge_weight.empty()) out["edge_weight"] = to_numpy(std::move(d.edge_weight), {E});
   if (d.edge_feat_dim > 0) {  // E was taken before edge_index was moved out
     out["edge_feat"] = to_numpy(std::move(d.edge_feat), {E, static_cast<py::ssize_t>(d.edge_feat_dim)});
   }
@@ -85,10 +87,14 @@ py::dict read_npz_py(const std::string& path) {
   return out;
 }
 
-py::dict load_dataset_py(const std::string& name_or_path, const std::string& features, double sparse_threshold) {
+py::dict load_dataset_py(const std::string& name_or_path, const std::string& features, double sparse_threshold,
+                         std::optional<bool> symmetrize, std::optional<bool> remove_self_loops, int64_t max_nodes) {
   LoadOptions options;
   options.features = parse_feature_format(features);
   options.sparse_threshold = sparse_threshold;
+  options.symmetrize = symmetrize;
+  options.remove_self_loops = remove_self_loops;
+  options.max_nodes = max_nodes;
   Dataset d;
   {
     py::gil_scoped_release release;
@@ -148,7 +154,8 @@ else a CSR tuple (offsets int64 [N+1], indices int32 [nnz], values float32 [nnz]
 (N, F))), feature_format ("dense" or "sparse"), labels (int64 [N], empty when
 there are none), train_idx / valid_idx / test_idx (int64, ascending), and
 edge_feat (float32 [E, D], row e for edge_index column e) when the data has edge
-features. The arrays own the loaded memory (no copy is made).)doc";
+features, and edge_weight (float32 [E]) when it has edge weights (an edge list's
+third column). The arrays own the loaded memory (no copy is made).)doc";
 
 }  // namespace
 
@@ -172,13 +179,21 @@ edgewise.DataFileError (a ValueError) naming the file, the entry and the problem
         "$XDG_CACHE_HOME/edgewise/datasets, else ~/.cache/edgewise/datasets.");
 
   m.def("load_dataset", &load_dataset_py, py::arg("name_or_path"), py::arg("features") = "auto",
-        py::arg("sparse_threshold") = 0.1,
-        (std::string(R"doc(Load a node-classification dataset in the OGB npz layout.
+        py::arg("sparse_threshold") = 0.1, py::arg("symmetrize") = py::none(),
+        py::arg("remove_self_loops") = py::none(), py::arg("max_nodes") = kMaxNodes,
+        (std::string(R"doc(Load a node-classification dataset: the OGB npz layout, gnn-benchmark or
+scipy.sparse .npz files, OGB raw folders or edge lists (picked by what the path holds).
 
-name_or_path: a path to an .npz file, or a name ("cora", "citeseer", "amazon_photo",
+name_or_path: a path, or a name ("cora", "citeseer", "amazon_photo",
     "coauthor_cs"; case-insensitive) looked up as <default_data_dir()>/<name>.npz.
 features: "auto" (CSR when the feature density <= sparse_threshold, else dense),
     "dense" or "sparse". Sparse features are built while inflating, without a dense copy.
+symmetrize, remove_self_loops: None keeps the format's convention (gnn-benchmark
+    files are made undirected without self loops, as Shchur et al.'s loader and
+    PyG do; every other format is kept as stored); True / False override it.
+    Symmetrising merges duplicate edges; the note says what was done.
+max_nodes: the most nodes a file may make (at most 2^31 - 1), checked before
+    anything is sized by a node count or id.
 Raises edgewise.DataFileError (a ValueError) when the dataset is missing (saying where
 it looked and how to set EDGEWISE_DATA_DIR), corrupt or inconsistent.)doc") + kDatasetDoc).c_str());
 

@@ -94,6 +94,17 @@ std::vector<int64_t> expected_edge_index() {
   return src;
 }
 
+// kEdges as gnn-benchmark's convention makes it: A + A^T, duplicates merged, self loops removed.
+const std::vector<std::pair<int64_t, int64_t>> kUndirectedEdges = {{0, 1}, {0, 2}, {0, 4}, {1, 0},
+                                                                   {2, 0}, {3, 4}, {4, 0}, {4, 3}};
+
+std::vector<int64_t> edge_index_of(const std::vector<std::pair<int64_t, int64_t>>& edges) {
+  std::vector<int64_t> src, dst;
+  for (auto [u, v] : edges) src.push_back(u), dst.push_back(v);
+  src.insert(src.end(), dst.begin(), dst.end());
+  return src;
+}
+
 std::vector<float> in_degrees(const std::vector<std::pair<int64_t, int64_t>>& edges, int64_t n) {
   std::vector<float> deg(static_cast<size_t>(n), 0.0f);
   for (auto [u, v] : edges) deg[static_cast<size_t>(v)] += 1.0f;
@@ -133,7 +144,11 @@ TEST(GnnBenchmarkNpz, ReadsAdjacencyCsrFeaturesAndLabelsAndSkipsTextAndObjectEnt
   const Dataset d = gnn::load_dataset(path, sparse);
   EXPECT_EQ(d.name, "photo");
   EXPECT_EQ(d.num_nodes, kN);
-  EXPECT_EQ(d.edge_index, expected_edge_index());
+  EXPECT_EQ(d.edge_index, edge_index_of(kUndirectedEdges));
+  EXPECT_NE(d.note.find("7 stored edges \u2192 8 directed edges after symmetrising (A + A^T, duplicates merged, 1 "
+                        "self loop removed)"),
+            std::string::npos)
+      << d.note;
   EXPECT_EQ(d.labels, (std::vector<int64_t>{1, 0, 1, 2, 0}));
   EXPECT_EQ(d.num_classes, 3);
   ASSERT_TRUE(d.features.is_sparse());
@@ -154,6 +169,16 @@ TEST(GnnBenchmarkNpz, ReadsAdjacencyCsrFeaturesAndLabelsAndSkipsTextAndObjectEnt
   want[1 * 4 + 3] = 1.5f;
   want[4 * 4 + 0] = -3.0f;
   EXPECT_EQ(e.features.dense, want);
+
+  // Kept as stored when asked.
+  LoadOptions as_stored;
+  as_stored.symmetrize = false;
+  as_stored.remove_self_loops = false;
+  const Dataset f = gnn::load_dataset(path, as_stored);
+  EXPECT_EQ(f.edge_index, expected_edge_index());
+  EXPECT_NE(f.note.find("7 edges as stored (directed: 2 edges without its reverse; symmetrising was turned off)"),
+            std::string::npos)
+      << f.note;
 }
 
 TEST(GnnBenchmarkNpz, ReadsDenseAttrMatrixAndOneHotLabelsAndGivesDegreesWithoutAttributes) {
@@ -174,7 +199,7 @@ TEST(GnnBenchmarkNpz, ReadsDenseAttrMatrixAndOneHotLabelsAndGivesDegreesWithoutA
 
   const Dataset g = gnn::load_dataset(write_npz(dir, "graph.npz", adjacency_csr("adj_")), dense);
   EXPECT_EQ(g.features.cols, 1);
-  EXPECT_EQ(g.features.dense, in_degrees(kEdges, kN));
+  EXPECT_EQ(g.features.dense, in_degrees(kUndirectedEdges, kN)) << "degrees of the symmetrised graph";
   EXPECT_TRUE(g.labels.empty());
   EXPECT_EQ(g.num_classes, 0);
   EXPECT_TRUE(g.train_idx.empty() && g.valid_idx.empty() && g.test_idx.empty());
@@ -383,7 +408,9 @@ TEST(OgbRawFolder, ReadsEdgesFeaturesLabelsAndSplit) {
     EXPECT_EQ(d.train_idx, (std::vector<int64_t>{0, 3}));
     EXPECT_EQ(d.valid_idx, (std::vector<int64_t>{1}));
     EXPECT_EQ(d.test_idx, (std::vector<int64_t>{2, 4}));
-    EXPECT_EQ(d.note, "");
+    // As OGB stores it, with the hint that the graph is directed.
+    EXPECT_NE(d.note.find("7 edges as stored (directed: 2 edges without its reverse"), std::string::npos) << d.note;
+    EXPECT_NE(d.note.find("its examples call to_undirected"), std::string::npos) << d.note;
   }
   // Through the spec the tools use; the description carries the note.
   const auto other = dir.file("nosplit");
@@ -426,7 +453,7 @@ TEST(OgbRawFolder, MalformedFilesNameTheFileAndLine) {
 TEST(EdgeList, ReadsCommentsHeaderSeparatorsAndGzip) {
   TempDir dir;
   const std::string text =
-      "# a comment\nsource target\n4 0\n0\t1\n\n% another\n0,2,0.5\n1 0 weight-ignored\n2 2\n3 4\r\n4,3\n";
+      "# a comment\nsource target\n4 0\n0\t1\n\n% another\n0,2\n1 0\n2 2\n3 4\r\n4,3\n";
   write_text(dir.file("g.tsv"), text);
   write_text(dir.file("g.txt.gz"), text);
   LoadOptions dense;
@@ -453,6 +480,144 @@ TEST(EdgeList, BadLinesNameTheFileAndLine) {
   fails("0 1\nsrc dst\n", {"bad.csv' line 2"});  // a header only comes first
   fails("src,dst\n0\n", {"bad.csv' line 2"});
   fails("0,-1\n", {"bad.csv' line 1", "node id -1"});
+}
+
+// Lines that do not parse are errors naming the line; a header is only the first
+// data line and only when it names columns (no field is a number).
+TEST(EdgeList, HeaderGuessByteOrderMarkNulAndEmptyFiles) {
+  TempDir dir;
+  const std::string path = dir.file("e.csv").string();
+  const auto load = [&](const std::string& text) {
+    write_text(path, text);
+    return gnn::load_dataset(path);
+  };
+  const auto fails = [&](const std::string& text, std::initializer_list<std::string> parts) {
+    write_text(path, text);
+    expect_error([&] { (void)gnn::load_dataset(path); }, parts);
+  };
+  // A UTF-8 byte-order mark before the first edge: skipped, the edge kept.
+  EXPECT_EQ(load("\xEF\xBB\xBF" "0,1\n1,2\n").num_edges(), 2);
+  EXPECT_EQ(load("\xEF\xBB\xBF" "src,dst\n0,1\n").num_edges(), 1);
+  // A first line with a number in it is data, never a header.
+  fails("0.5,1\n2,3\n", {"e.csv' line 1", "expected two node ids"});
+  fails("0x1,2\n2,3\n", {"e.csv' line 1", "expected two node ids"});
+  fails("1.0,2.0\n", {"e.csv' line 1", "expected two node ids"});
+  fails("src,2\n0,1\n", {"e.csv' line 1"});
+  // A NUL byte merges nothing: the line is named.
+  fails(std::string("0,1\0junk\n5,6\n", 14), {"e.csv' line 1", "NUL byte"});
+  // Files without a single edge.
+  fails("", {"e.csv'", "holds no edges"});
+  fails("src,dst\n", {"e.csv'", "holds no edges"});
+  fails("# only a comment\n\n", {"e.csv'", "holds no edges"});
+  expect_error([&] { (void)gnn::load_dataset("/dev/null"); }, {"/dev/null", "holds no edges"});
+}
+
+TEST(EdgeList, ThirdColumnIsTheEdgeWeightSortedWithItsEdge) {
+  TempDir dir;
+  const std::string path = dir.file("w.csv").string();
+  write_text(path, "source,target,weight\n2,0,0.5\n0,1,-2\n0,1,3e2\n1 2 1\n");
+  const Dataset d = gnn::load_dataset(path);
+  EXPECT_EQ(d.edge_index, (std::vector<int64_t>{0, 0, 1, 2, 1, 1, 2, 0}));
+  EXPECT_EQ(d.edge_weight, (std::vector<float>{-2.0f, 300.0f, 1.0f, 0.5f})) << "equal edges keep file order";
+  EXPECT_NE(d.note.find("edge weights from the third column"), std::string::npos) << d.note;
+  const auto fails = [&](const std::string& text, std::initializer_list<std::string> parts) {
+    write_text(path, text);
+    expect_error([&] { (void)gnn::load_dataset(path); }, parts);
+  };
+  fails("0,1,1\n1,2\n", {"w.csv' line 2", "has no weight, but line 1 has one"});
+  fails("0,1\n1,2,0.5\n", {"w.csv' line 2", "has a third column (a weight), but line 1 has none"});
+  fails("0,1,nan\n", {"w.csv' line 1", "weight 'nan' is not a finite number"});
+  fails("0,1,2,3\n", {"w.csv' line 1", "got 4 field(s)"});
+  // Self loops removed on request carry the weights of the others along.
+  write_text(path, "0,0,9\n0,1,1\n1,1,8\n1,0,2\n");
+  LoadOptions no_loops;
+  no_loops.remove_self_loops = true;
+  const Dataset e = gnn::load_dataset(path, no_loops);
+  EXPECT_EQ(e.edge_index, (std::vector<int64_t>{0, 1, 1, 0}));
+  EXPECT_EQ(e.edge_weight, (std::vector<float>{1.0f, 2.0f}));
+  EXPECT_NE(e.note.find("4 edges as stored, 2 self loops removed"), std::string::npos) << e.note;
+  // Symmetrising would have to invent the added edges' weights: refused, named.
+  LoadOptions undirected;
+  undirected.symmetrize = true;
+  expect_error([&] { (void)gnn::load_dataset(path, undirected); }, {"w.csv'", "cannot symmetrise", "weights"});
+}
+
+TEST(EdgeList, SymmetrisedOnRequestWithDuplicatesMerged) {
+  TempDir dir;
+  const std::string path = dir.file("d.csv").string();
+  write_text(path, "0,1\n0,2\n1,0\n2,2\n3,4\n4,3\n4,0\n4,0\n");  // kEdges plus a duplicate
+  const Dataset stored = gnn::load_dataset(path);
+  EXPECT_EQ(stored.num_edges(), 8) << "as stored: the duplicate and the self loop stay";
+  EXPECT_NE(stored.note.find("8 edges as stored (directed: 2 edges without its reverse; symmetrize=True or "
+                             "edgewise-train --undirected 1 makes it undirected)"),
+            std::string::npos)
+      << stored.note;
+  LoadOptions undirected;
+  undirected.symmetrize = true;
+  undirected.remove_self_loops = true;
+  const Dataset d = gnn::load_dataset(path, undirected);
+  EXPECT_EQ(d.edge_index, edge_index_of(kUndirectedEdges));
+  EXPECT_NE(d.note.find("8 stored edges \u2192 8 directed edges after symmetrising (A + A^T, duplicates merged, 1 "
+                        "self loop removed), as asked"),
+            std::string::npos)
+      << d.note;
+  undirected.remove_self_loops = false;
+  const Dataset loops = gnn::load_dataset(path, undirected);
+  EXPECT_EQ(loops.num_edges(), 9) << "the self loop kept once";
+  // A symmetric graph gets no note about its edges.
+  write_text(path, "0,1\n1,0\n");
+  EXPECT_EQ(gnn::load_dataset(path).note.find("as stored"), std::string::npos);
+}
+
+// Node counts and ids are checked against LoadOptions::max_nodes before anything
+// is sized by them (a small file must not allocate gigabytes).
+TEST(NodeCounts, HugeCountsAndIdsAreRefusedBeforeAllocation) {
+  TempDir dir;
+  const std::string csv = dir.file("big.csv").string();
+  write_text(csv, "0,4294967295\n");
+  expect_error([&] { (void)gnn::load_dataset(csv); }, {"big.csv' line 1", "node id 4294967295", "max_nodes"});
+  write_text(csv, "0,777777777\n");
+  LoadOptions small;
+  small.max_nodes = 1 << 20;
+  expect_error([&] { (void)gnn::load_dataset(csv, small); }, {"big.csv' line 1", "1048576 allowed"});
+
+  Keys coo = {{"row", i64({})},
+              {"col", i64({})},
+              {"data", f32({})},
+              {"shape", i64({int64_t{1} << 33, int64_t{1} << 33})},
+              {"format", text_npy({"coo"}, false, true)}};
+  const std::string sp = write_npz(dir, "huge_sp.npz", coo);
+  expect_error([&] { (void)gnn::load_dataset(sp); }, {"huge_sp.npz", "key 'shape' (8589934592)", "max_nodes"});
+  coo["shape"] = i64({0, 0});
+  const std::string zero = write_npz(dir, "zero_sp.npz", coo);
+  expect_error([&] { (void)gnn::load_dataset(zero); }, {"zero_sp.npz", "key 'shape' (0) makes no nodes"});
+
+  const auto root = dir.file("ogbn_big");
+  write_ogb_folder(root, false);
+  write_text(root / "raw" / "num-node-list.csv.gz", "1099511627776\n");
+  expect_error([&] { (void)gnn::load_dataset(root.string()); }, {"num-node-list", "(1099511627776)", "max_nodes"});
+  write_ogb_folder(root, false);
+  std::filesystem::remove(root / "raw" / "num-node-list.csv.gz");
+  std::filesystem::remove(root / "raw" / "node-feat.csv.gz");
+  std::filesystem::remove(root / "raw" / "node-label.csv.gz");
+  write_text(root / "raw" / "edge.csv.gz", "0,1\n9223372036854775807,0\n");
+  expect_error([&] { (void)gnn::load_dataset(root.string()); },
+               {"edge.csv.gz' line 2", "node id 9223372036854775807", "max_nodes"});
+}
+
+// OGB marks unlabelled nodes with nan: they belong to no generated split.
+TEST(OgbRawFolder, UnlabelledNodesAreInNoGeneratedSplit) {
+  TempDir dir;
+  const auto root = dir.file("ogbn_nan");
+  write_ogb_folder(root, false);
+  write_text(root / "raw" / "node-label.csv.gz", "1\nnan\n1\nnan\n0\n");
+  const Dataset d = gnn::load_dataset(root.string());
+  std::vector<int64_t> all = d.train_idx;
+  all.insert(all.end(), d.valid_idx.begin(), d.valid_idx.end());
+  all.insert(all.end(), d.test_idx.begin(), d.test_idx.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<int64_t>{0, 2, 4}));
+  EXPECT_NE(d.note.find("2 unlabelled node(s) in no split"), std::string::npos) << d.note;
 }
 
 }  // namespace

@@ -316,7 +316,7 @@ TEST(LoadDataset, InconsistentArchivesAreRejectedWithTheKeyAndValue) {
   fails(p, {"key 'node_feat' must have shape (N, F) with N = 6, got (4, 6)"});
   p = {};
   p.num_nodes = -2;
-  fails(p, {"key 'num_nodes' is negative (-2)"});
+  fails(p, {"key 'num_nodes' (-2) makes no nodes"});
 }
 
 TEST(LoadDataset, NonFiniteFeaturesAreNamedWithTheFirstPosition) {

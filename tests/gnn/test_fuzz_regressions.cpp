@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -68,6 +69,45 @@ TEST(FuzzRegressions, DatasetLabelAtInt64Max) {
                               {"edge_index", {2, 1}, {0, 1}},
                               {"node_label", {2}, {0, std::numeric_limits<int64_t>::max()}}}));
   expect_data_error([&] { gnn::load_dataset(path.string()); }, {"label.npz", "node_label", "9223372036854775807"});
+}
+
+// CI's fuzz phase (fuzz_dataset, node cap 2^22 as the harness sets it): an edge
+// list naming node 777777777 made add_degree_features allocate 3.1 GB for its
+// in-degree column. Ids are now checked against LoadOptions::max_nodes, with the line.
+TEST(FuzzRegressions, EdgeListNamingAHugeNodeId) {
+  TempDir dir;
+  const auto path = dir.file("e.csv");
+  const std::string text = "0,777777777\n";
+  write_file(path, Bytes(text.begin(), text.end()));
+  LoadOptions options;
+  options.max_nodes = int64_t{1} << 22;
+  expect_data_error([&] { gnn::load_dataset(path.string(), options); },
+                    {"e.csv' line 1", "node id 777777777", "max_nodes"});
+}
+
+// gnn-benchmark attributes declaring 2^31 - 1 columns for one entry: asking for
+// dense features inflated them to 8 GB. Inflation is checked against the entry
+// limit (here lowered to 1 GiB, as the fuzz harness lowers it).
+TEST(FuzzRegressions, GnnBenchmarkWideAttributesAskedDense) {
+  struct EntryLimit {
+    EntryLimit() { setenv("EDGEWISE_NPZ_MAX_BYTES", "1G", 1); }
+    ~EntryLimit() { unsetenv("EDGEWISE_NPZ_MAX_BYTES"); }
+  } limit;
+  TempDir dir;
+  const auto path = dir.file("wide.npz");
+  write_file(path, int64_npz({{"adj_indices", {1}, {0}},
+                              {"adj_indptr", {2}, {0, 1}},
+                              {"adj_shape", {2}, {1, 1}},
+                              {"adj_data", {1}, {1}},
+                              {"attr_indices", {1}, {0}},
+                              {"attr_indptr", {2}, {0, 1}},
+                              {"attr_shape", {2}, {1, (int64_t{1} << 31) - 1}},
+                              {"attr_data", {1}, {1}}}));
+  LoadOptions dense;
+  dense.features = FeatureFormat::Dense;
+  expect_data_error([&] { gnn::load_dataset(path.string(), dense); },
+                    {"wide.npz", "dense node features of 1 x 2147483647", "keep them sparse"});
+  EXPECT_NO_THROW(gnn::load_dataset(path.string())) << "sparse (Auto) stays fine";
 }
 
 }  // namespace

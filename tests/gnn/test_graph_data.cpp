@@ -123,6 +123,42 @@ TEST(TuDataset, MalformedFilesNameTheFileAndLine) {
   expect_tu_error(f, "BAD_node_attributes.txt", "line 3: attribute 'nan' is not a finite number");
   TempDir empty;
   EXPECT_THROW(gnn::load_tu_dataset(empty.file("NOPE")), DataFileError);
+  // Graph 2 skipped by the indicator: a labelled graph without nodes.
+  f = TuFiles{};
+  f.a = "1, 2\n2, 1\n";
+  f.indicator = "1\n1\n3\n3\n3\n3\n";
+  expect_tu_error(f, "BAD_graph_indicator.txt", "graph 2 (of the 3 in");
+  // The last graph has no nodes.
+  f = TuFiles{};
+  f.indicator = "1\n1\n2\n2\n2\n2\n";
+  expect_tu_error(f, "BAD_graph_indicator.txt", "graph 3 (of the 3 in");
+}
+
+// More distinct node labels than a one-hot may hold: one index column, not N x c.
+TEST(TuDataset, ManyDistinctNodeLabelsBecomeOneIndexColumn) {
+  constexpr int64_t kNodes = 2000;  // every node its own label: 2000 > 1024
+  TuFiles f;
+  f.a = "1, 2\n";
+  f.indicator.clear();
+  f.node_labels.clear();
+  for (int64_t i = 0; i < kNodes; ++i) {
+    f.indicator += i < kNodes / 2 ? "1\n" : "2\n";
+    f.node_labels += std::to_string(5000 - 2 * i) + "\n";  // descending: index = kNodes - 1 - i
+  }
+  f.graph_labels = "0\n1\n";
+  f.attributes.clear();
+  TempDir dir;
+  f.write(dir.path(), "MANY");
+  const GraphDataset d = gnn::load_tu_dataset(dir.file("MANY"));
+  ASSERT_EQ(d.num_features, 1);
+  ASSERT_EQ(d.features.size(), static_cast<size_t>(kNodes));
+  for (int64_t i = 0; i < kNodes; ++i) ASSERT_EQ(d.features[static_cast<size_t>(i)], static_cast<float>(kNodes - 1 - i));
+  EXPECT_NE(d.note.find("2000 distinct node labels"), std::string::npos) << d.note;
+  // At the cap a one-hot is still made.
+  f.node_labels.clear();
+  for (int64_t i = 0; i < kNodes; ++i) f.node_labels += std::to_string(i % 1024) + "\n";
+  f.write(dir.path(), "CAP");
+  EXPECT_EQ(gnn::load_tu_dataset(dir.file("CAP")).num_features, 1024);
 }
 
 // Two graphs in the reddit_threads layout: a triangle-ish graph and a 2-node one.

@@ -49,7 +49,13 @@ def test_gnn_benchmark_npz_written_by_numpy(tmp_path, rng, save):
          attr_names=np.array([f"w{i}" for i in range(f)], dtype=object),  # pickled
          class_names=np.array([b"a", b"b", b"c"]))                         # '|S1'
     d = ew.load_dataset(str(path), features="sparse")
-    np.testing.assert_array_equal(d["edge_index"], expected_edge_index(adj))
+    # Undirected, as Shchur et al.'s loader and PyG's read_npz make it: A + A^T, no self loops.
+    undirected = ((adj + adj.T) > 0).astype(np.float32)
+    np.fill_diagonal(undirected, 0)
+    np.testing.assert_array_equal(d["edge_index"], expected_edge_index(undirected))
+    assert f"{int(adj.sum())} stored edges \u2192 {int(undirected.sum())} directed edges" in d["note"], d["note"]
+    as_stored = ew.load_dataset(str(path), features="sparse", symmetrize=False)
+    np.testing.assert_array_equal(as_stored["edge_index"], expected_edge_index(adj))
     np.testing.assert_array_equal(csr_to_dense(d["features"]), attr)
     np.testing.assert_array_equal(d["labels"], labels)
     assert d["num_classes"] == labels.max() + 1
@@ -93,3 +99,23 @@ def test_edge_list_with_header_and_comments(tmp_path, rng):
     expected = expected_edge_index(adj)
     assert d["num_nodes"] == expected.max() + 1
     np.testing.assert_array_equal(d["edge_index"], expected)
+
+
+def test_edge_list_weights_and_conventions(tmp_path, rng):
+    adj = random_graph(rng, n=40, p=0.1)
+    np.fill_diagonal(adj, 1)  # self loops too
+    src, dst = np.nonzero(adj)
+    weight = rng.standard_normal(len(src)).astype(np.float32)
+    path = tmp_path / "w.csv"
+    np.savetxt(path, np.stack([src, dst, weight], axis=1), fmt=["%d", "%d", "%.9g"], delimiter=",")
+    d = ew.load_dataset(str(path))
+    np.testing.assert_array_equal(d["edge_index"], expected_edge_index(adj))
+    np.testing.assert_array_equal(d["edge_weight"], weight)
+    no_loops = ew.load_dataset(str(path), remove_self_loops=True)
+    keep = src != dst
+    np.testing.assert_array_equal(no_loops["edge_index"], np.stack([src[keep], dst[keep]]))
+    np.testing.assert_array_equal(no_loops["edge_weight"], weight[keep])
+    with pytest.raises(ew.DataFileError, match=r"w\.csv.*cannot symmetrise.*weights"):
+        ew.load_dataset(str(path), symmetrize=True)
+    with pytest.raises(ew.DataFileError, match=r"w\.csv' line \d+: node id \d+ makes more nodes than the 3 allowed"):
+        ew.load_dataset(str(path), max_nodes=3)

@@ -87,7 +87,7 @@ void check_split(const Dataset& d, const std::vector<int64_t>& list, const char*
 
 void Dataset::validate() const {
   const int64_t N = num_nodes;
-  EW_REQUIRE(N >= 0, "dataset '", name, "': num_nodes (", N, ") must be >= 0");
+  EW_REQUIRE(N >= 0 && N <= kMaxNodes, "dataset '", name, "': num_nodes (", N, ") must lie in [0, 2^31 - 1]");
   EW_REQUIRE(edge_index.size() % 2 == 0, "dataset '", name, "': edge_index.size() (", edge_index.size(),
              ") must be even ([2, E])");
   // The first bad edge id, found in parallel (min over positions is thread-count independent).
@@ -110,6 +110,13 @@ void Dataset::validate() const {
     for (size_t i = 0; i < labels.size(); ++i)
       EW_REQUIRE(labels[i] >= 0 && labels[i] < num_classes, "dataset '", name, "': labels[", i, "] (", labels[i],
                  ") must lie in [0, num_classes = ", num_classes, ")");
+  }
+  if (!edge_weight.empty()) {
+    EW_REQUIRE(static_cast<int64_t>(edge_weight.size()) == num_edges(), "dataset '", name, "': edge_weight has ",
+               edge_weight.size(), " values, not E = ", num_edges());
+    for (size_t i = 0; i < edge_weight.size(); ++i)
+      EW_REQUIRE(std::isfinite(edge_weight[i]), "dataset '", name, "': edge_weight[", i, "] (", edge_weight[i],
+                 ") must be finite");
   }
   if (edge_feat_dim != 0 || !edge_feat.empty()) {
     const int64_t D = edge_feat_dim, E = num_edges();

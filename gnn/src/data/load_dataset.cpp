@@ -170,11 +170,9 @@ class Loader {
     require("num_nodes");
     require("edge_index");
     d.num_nodes = archive_.read("num_nodes").scalar<int64_t>();
-    if (d.num_nodes < 0) fail("num_nodes", "is negative (" + std::to_string(d.num_nodes) + ")");
     // Graph ids are int32; refusing here also keeps a tiny file from driving an
     // allocation of num_nodes-sized arrays (labels, feature offsets) it cannot fill.
-    if (d.num_nodes >= (int64_t{1} << 31))
-      fail("num_nodes", "is " + std::to_string(d.num_nodes) + ", over the 2^31 - 1 nodes a Graph can hold");
+    formats::require_node_count(d.num_nodes, options_, "npz '" + file_ + "'", "key 'num_nodes'");
     std::vector<int64_t> shape;
     d.edge_index = int64_array("edge_index", &shape);
     if (shape.size() != 2 || shape[0] != 2) fail("edge_index", "must have shape (2, E), got " + npy_shape_str(shape));
@@ -214,6 +212,7 @@ class Loader {
       }
     }
     if (has("edge_feat")) read_edge_features(d);
+    formats::apply_edge_conventions(d, formats::EdgeConvention{}, options_, "npz '" + file_ + "'");
     try {
       d.validate();
     } catch (const std::invalid_argument& e) {
@@ -251,6 +250,8 @@ class Loader {
 Dataset load_dataset(std::string_view name_or_path, const LoadOptions& options) {
   EW_REQUIRE(options.sparse_threshold >= 0 && options.sparse_threshold <= 1,
              "load_dataset: sparse_threshold (", options.sparse_threshold, ") must lie in [0, 1]");
+  EW_REQUIRE(options.max_nodes >= 0 && options.max_nodes <= kMaxNodes, "load_dataset: max_nodes (", options.max_nodes,
+             ") must lie in [0, 2^31 - 1]");
   const std::filesystem::path path = resolve_dataset_path(name_or_path);
   const std::string file = path.string();
   switch (formats::detect_format(path)) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -55,6 +56,8 @@ struct Features {
 // train_idx, valid_idx, test_idx: node ids, strictly ascending, pairwise
 //            disjoint, in [0, N); any may be empty.
 // features   [N, F], every value finite.
+// edge_weight optional [E], the weight of edge e of edge_index (the third column
+//            of an edge list), every value finite; empty when the data has none.
 // edge_feat  optional [E, edge_feat_dim] row-major, row e belonging to edge e of
 //            edge_index (empty with edge_feat_dim 0), every value finite. Code that
 //            reorders or drops edges must carry it along (Graph::with_edge_attr
@@ -67,6 +70,7 @@ struct Dataset {
   std::vector<int64_t> labels;
   std::vector<int64_t> train_idx, valid_idx, test_idx;
   Features features;
+  std::vector<float> edge_weight;
   std::vector<float> edge_feat;
   int64_t edge_feat_dim = 0;
   // What the loader made up or left out, for the caller to print (empty when the
@@ -90,11 +94,23 @@ struct Dataset {
 // corrupt file, not allocated).
 inline constexpr int64_t kMaxClasses = int64_t{1} << 20;
 
+// The most nodes a Graph can hold (int32 ids), and so the most a file may declare.
+inline constexpr int64_t kMaxNodes = (int64_t{1} << 31) - 1;
+
 struct LoadOptions {
   FeatureFormat features = FeatureFormat::Auto;
   double sparse_threshold = 0.1;  // Auto: CSR when density <= this
   // Seed of the random split made for files that carry labels but no split.
   uint64_t split_seed = 0;
+  // Edge conventions; std::nullopt keeps the format's own (see load_dataset).
+  // symmetrize: A + A^T with duplicate edges merged (an undirected graph stored
+  // both ways); remove_self_loops: drop every edge (v, v).
+  std::optional<bool> symmetrize = std::nullopt;
+  std::optional<bool> remove_self_loops = std::nullopt;
+  // The most nodes a file may make (in [0, kMaxNodes]): a node count or id beyond
+  // it is an error naming the file before anything is sized by it. An edge list
+  // makes largest id + 1 nodes, so one line naming node 10^9 asks for 10^9 nodes.
+  int64_t max_nodes = kMaxNodes;
 };
 
 // The folder datasets are looked up in by name: $EDGEWISE_DATA_DIR when set and
@@ -128,13 +144,29 @@ std::filesystem::path resolve_dataset_path(std::string_view name_or_path);
 //        split/<name>/{train,valid,test}.csv.gz (the first <name> in sorted order);
 //        plain .csv files are read as well;
 //   any other file                      an edge list: one "src,dst" or "src dst"
-//        pair of node ids >= 0 per line (further columns, such as weights, are
-//        ignored), '#' and '%' comment lines, an optional header line; gzip is
-//        read transparently. N = largest id + 1 (ids up to 2^32 - 1).
+//        pair of node ids >= 0 per line, optionally a third column, the edge's
+//        weight (Dataset::edge_weight; finite), '#' and '%' comment lines, an
+//        optional header line of names (the first data line, none of whose
+//        fields is a number), a UTF-8 byte-order mark; gzip is read
+//        transparently. Any other line that does not parse, a NUL byte, or a
+//        file without a single edge is an error naming the line. N = largest
+//        id + 1 (at most LoadOptions::max_nodes).
+//
+// Edge conventions, each the format's reference loader's (LoadOptions::symmetrize
+// and remove_self_loops override them; Dataset::note says what was done, e.g.
+// "5429 stored edges -> 10556 directed edges after symmetrising"):
+//   gnn-benchmark .npz   undirected: A + A^T, duplicates merged, self loops
+//                        removed (Shchur et al.'s loader; PyG's CitationFull,
+//                        Amazon, Coauthor);
+//   OGB raw folder       as stored (OGB's loaders do not symmetrise; its examples
+//                        call to_undirected);
+//   OGB npz, scipy.sparse .npz, edge lists: as stored.
+// Symmetrising a graph with edge weights or edge features is refused (which value
+// would the added reverse edge carry?); removing self loops carries them along.
 //
 // For all but the OGB npz layout: an adjacency entry (i, j) (nonzero value) is
-// the edge i -> j; edges are kept as stored (no symmetrisation, no deduplication)
-// and sorted by (source, destination). A graph without node features gets one
+// the edge i -> j, and edges are sorted by (source, destination). A graph without
+// node features gets one
 // feature column, each node's in-degree (the number of edges ending at it; its
 // degree on an undirected graph), which a GNN can use where a constant would
 // carry nothing. A graph without labels has num_classes 0 and no split.

@@ -58,9 +58,12 @@ GraphDataset load_graph_npz(const std::string& path);
 // The TU format (Morris et al., TUDataset): files <prefix>_A.txt ("i, j" 1-based
 // global node ids per line), <prefix>_graph_indicator.txt (the 1-based graph of
 // node i on line i, nondecreasing), <prefix>_graph_labels.txt (one integer per
-// graph; mapped to 0..C-1 in ascending order), optional <prefix>_node_labels.txt
-// (one integer per node, one-hot encoded) and <prefix>_node_attributes.txt (comma-
-// separated floats per node; placed before the node-label one-hots). `location` is
+// graph; mapped to 0..C-1 in ascending order; every graph must have nodes),
+// optional <prefix>_node_labels.txt (one integer per node, one-hot encoded up to
+// 1024 distinct labels, beyond that one column holding the label's index 0..c-1)
+// and <prefix>_node_attributes.txt (comma-separated floats per node; placed before
+// the node labels). Edges are kept as stored (TU files store both directions of
+// an undirected edge). `location` is
 // the folder holding the files (prefix = the folder's name) or the prefix path
 // itself ("dir/MUTAG" for dir/MUTAG_A.txt). Errors: DataFileError naming the file
 // and line.

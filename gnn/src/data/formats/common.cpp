@@ -81,6 +81,31 @@ std::vector<int64_t> edges_from_pairs(std::vector<std::pair<int64_t, int64_t>> p
   return edge_index;
 }
 
+std::vector<int64_t> edges_from_weighted_pairs(std::vector<std::pair<int64_t, int64_t>> pairs,
+                                               std::vector<float> weights, std::vector<float>& weights_out) {
+  std::vector<size_t> order(pairs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pairs[a] < pairs[b]; });
+  const size_t E = pairs.size();
+  std::vector<int64_t> edge_index(2 * E);
+  weights_out.resize(E);
+  for (size_t e = 0; e < E; ++e) {
+    edge_index[e] = pairs[order[e]].first;
+    edge_index[E + e] = pairs[order[e]].second;
+    weights_out[e] = weights[order[e]];
+  }
+  return edge_index;
+}
+
+void require_node_count(int64_t n, const LoadOptions& options, const std::string& where, const std::string& what) {
+  if (n < 1)
+    throw DataFileError(where + ": " + what + " (" + std::to_string(n) + ") makes no nodes: a dataset needs at least one");
+  if (n > options.max_nodes)
+    throw DataFileError(where + ": " + what + " (" + std::to_string(n) + ") makes more nodes than the " +
+                        std::to_string(options.max_nodes) + " allowed (LoadOptions::max_nodes; a Graph holds at most " +
+                        "2^31 - 1)");
+}
+
 std::vector<int64_t> edges_from_compressed(const CompressedParts& m, bool csc) {
   std::vector<std::pair<int64_t, int64_t>> pairs;
   pairs.reserve(m.indices.size());
@@ -131,15 +156,26 @@ CsrMatrix csr_features(CompressedParts m, const std::string& where, const std::s
   return csr;
 }
 
-void apply_feature_format(Features& f, const LoadOptions& options) {
+void apply_feature_format(Features& f, const LoadOptions& options, const std::string& where) {
+  const auto to_dense = [&] {
+    // A CSR shape can declare far more than its entries: check before inflating it.
+    const double bytes = static_cast<double>(f.rows) * static_cast<double>(f.cols) * sizeof(float);
+    const uint64_t limit = npz_max_entry_bytes();
+    if (f.is_sparse() && bytes > static_cast<double>(limit))
+      throw DataFileError(where + ": dense node features of " + std::to_string(f.rows) + " x " +
+                          std::to_string(f.cols) + " would take " + std::to_string(static_cast<uint64_t>(bytes)) +
+                          " bytes, more than the " + std::to_string(limit) +
+                          "-byte entry limit (EDGEWISE_NPZ_MAX_BYTES); keep them sparse");
+    f.to_dense();
+  };
   switch (options.features) {
-    case FeatureFormat::Dense: f.to_dense(); break;
+    case FeatureFormat::Dense: to_dense(); break;
     case FeatureFormat::Sparse: f.to_sparse(); break;
     case FeatureFormat::Auto:
       if (f.density() <= options.sparse_threshold && f.cols <= std::numeric_limits<int32_t>::max())
         f.to_sparse();
       else
-        f.to_dense();
+        to_dense();
       break;
   }
 }
@@ -152,7 +188,7 @@ void add_degree_features(Dataset& d, const LoadOptions& options) {
   f.format = FeatureFormat::Dense;
   f.dense.assign(static_cast<size_t>(d.num_nodes), 0.0f);
   for (int64_t v : d.dst()) f.dense[static_cast<size_t>(v)] += 1.0f;
-  apply_feature_format(f, options);
+  apply_feature_format(f, options, d.name);
   add_note(d, "no node features in the file: one feature per node, its in-degree");
 }
 
@@ -172,10 +208,17 @@ int64_t infer_num_classes(const std::vector<int64_t>& labels, int64_t num_nodes,
   return labels[top] + 1;
 }
 
-void add_random_split(Dataset& d, uint64_t seed, int64_t train_per_class, int64_t valid_per_class) {
+void add_random_split(Dataset& d, uint64_t seed, const std::vector<bool>& unlabelled, int64_t train_per_class,
+                      int64_t valid_per_class) {
   std::vector<std::vector<int64_t>> by_class(static_cast<size_t>(d.num_classes));
-  for (int64_t v = 0; v < static_cast<int64_t>(d.labels.size()); ++v)
+  int64_t left_out = 0;
+  for (int64_t v = 0; v < static_cast<int64_t>(d.labels.size()); ++v) {
+    if (!unlabelled.empty() && unlabelled[static_cast<size_t>(v)]) {
+      ++left_out;
+      continue;
+    }
     by_class[static_cast<size_t>(d.labels[static_cast<size_t>(v)])].push_back(v);
+  }
   d.train_idx.clear();
   d.valid_idx.clear();
   d.test_idx.clear();
@@ -196,6 +239,7 @@ void add_random_split(Dataset& d, uint64_t seed, int64_t train_per_class, int64_
                      std::to_string(valid_per_class) + " valid nodes per class, the rest test (seed " +
                      std::to_string(seed) + ")";
   if (small > 0) note += "; " + std::to_string(small) + " class(es) too small to leave test nodes";
+  if (left_out > 0) note += "; " + std::to_string(left_out) + " unlabelled node(s) in no split";
   add_note(d, note);
 }
 

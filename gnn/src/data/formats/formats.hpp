@@ -42,6 +42,14 @@ CompressedParts read_compressed(const std::string& file, const NpzArchive& archi
 
 // The edges (i, j) of the nonzero entries A[i, j], sorted by (i, j), as edge_index.
 std::vector<int64_t> edges_from_pairs(std::vector<std::pair<int64_t, int64_t>> pairs);
+// The same for weighted edges: `weights_out` gets each edge's weight in the sorted
+// order (equal pairs keep their file order).
+std::vector<int64_t> edges_from_weighted_pairs(std::vector<std::pair<int64_t, int64_t>> pairs,
+                                               std::vector<float> weights, std::vector<float>& weights_out);
+
+// A node count `n` read from a file, checked before anything is sized by it:
+// DataFileError "<where>: <what> (n) ..." unless 1 <= n <= options.max_nodes.
+void require_node_count(int64_t n, const LoadOptions& options, const std::string& where, const std::string& what);
 std::vector<int64_t> edges_from_compressed(const CompressedParts& m, bool csc);
 
 // Row-major CSR features from CSR parts: columns sorted within each row,
@@ -49,7 +57,8 @@ std::vector<int64_t> edges_from_compressed(const CompressedParts& m, bool csc);
 CsrMatrix csr_features(CompressedParts m, const std::string& where, const std::string& key);
 
 // Puts features in the format `options` asks for (Auto: CSR at density <= threshold).
-void apply_feature_format(Features& f, const LoadOptions& options);
+// Inflating CSR features beyond npz_max_entry_bytes() is a DataFileError naming `where`.
+void apply_feature_format(Features& f, const LoadOptions& options, const std::string& where);
 
 // One feature column: each node's in-degree. Appends to d.note.
 void add_degree_features(Dataset& d, const LoadOptions& options);
@@ -58,8 +67,25 @@ void add_degree_features(Dataset& d, const LoadOptions& options);
 int64_t infer_num_classes(const std::vector<int64_t>& labels, int64_t num_nodes, const std::string& where);
 
 // Shchur et al.'s split: per class, ascending, 20 train, 30 valid, the rest
-// test, from a permutation seeded by `seed`; each list sorted. Appends to d.note.
-void add_random_split(Dataset& d, uint64_t seed, int64_t train_per_class = 20, int64_t valid_per_class = 30);
+// test, from a permutation seeded by `seed`; each list sorted. Nodes marked in
+// `unlabelled` (when not empty: [N]) belong to no split. Appends to d.note.
+void add_random_split(Dataset& d, uint64_t seed, const std::vector<bool>& unlabelled = {},
+                      int64_t train_per_class = 20, int64_t valid_per_class = 30);
+
+// A format's edge convention: what its reference loader does with the stored edges.
+struct EdgeConvention {
+  bool symmetrize = false;
+  bool remove_self_loops = false;
+  std::string note;  // said after "as stored" (e.g. what the format's own examples do)
+};
+
+// Applies LoadOptions::symmetrize / remove_self_loops (unset: the convention's) to
+// d's edges and says in d.note what was done. Symmetrising sorts the edges by
+// (source, destination); dropping self loops keeps the order and carries edge
+// weights and features along. DataFileError naming `where` when symmetrising a
+// graph whose edges carry weights or features.
+void apply_edge_conventions(Dataset& d, const EdgeConvention& convention, const LoadOptions& options,
+                            const std::string& where);
 
 // Appends a sentence to d.note.
 void add_note(Dataset& d, const std::string& sentence);

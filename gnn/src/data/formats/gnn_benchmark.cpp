@@ -23,8 +23,11 @@ Dataset load_gnn_benchmark_npz(const std::string& file, const NpzArchive& archiv
   if (adj.outer != adj.inner)
     fail("adj_shape",
          "must be square (N, N), got (" + std::to_string(adj.outer) + ", " + std::to_string(adj.inner) + ")");
+  require_node_count(adj.outer, options, where, "key 'adj_shape'");
   d.num_nodes = adj.outer;
   d.edge_index = edges_from_compressed(adj, false);
+  // Shchur et al.'s loader and PyG's read_npz make the graph undirected without self loops.
+  apply_edge_conventions(d, EdgeConvention{.symmetrize = true, .remove_self_loops = true, .note = {}}, options, where);
   const std::string N = std::to_string(d.num_nodes);
 
   if (archive.contains("attr_indptr") || archive.contains("attr_data")) {
@@ -36,7 +39,7 @@ Dataset load_gnn_benchmark_npz(const std::string& file, const NpzArchive& archiv
     d.features.cols = attr.inner;
     d.features.format = FeatureFormat::Sparse;
     d.features.csr = csr_features(std::move(attr), where, "attr_data");
-    apply_feature_format(d.features, options);
+    apply_feature_format(d.features, options, where);
   } else if (archive.contains("attr_matrix")) {
     used.insert("attr_matrix");
     NpyArray a = archive.read("attr_matrix");
@@ -52,7 +55,7 @@ Dataset load_gnn_benchmark_npz(const std::string& file, const NpzArchive& archiv
                                 ", " + std::to_string(i % static_cast<size_t>(a.shape[1])) +
                                 "] (features must be finite)");
     }
-    apply_feature_format(d.features, options);
+    apply_feature_format(d.features, options, where);
   }
 
   if (archive.contains("labels")) {

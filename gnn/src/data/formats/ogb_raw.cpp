@@ -21,8 +21,9 @@ fs::path find_csv(const fs::path& dir, const std::string& name) {
   return {};
 }
 
-// One integer per line (the first field); "nan" as `nan_value` when allowed.
-std::vector<int64_t> read_int_column(const fs::path& file, bool allow_nan, int64_t* nan_count) {
+// One integer per line (the first field); "nan" (allowed when `nan_rows` is given)
+// as placeholder 0, marked in *nan_rows.
+std::vector<int64_t> read_int_column(const fs::path& file, std::vector<bool>* nan_rows = nullptr) {
   TextLines lines(file.string());
   std::vector<int64_t> values;
   for (std::string line; lines.next(line);) {
@@ -30,8 +31,9 @@ std::vector<int64_t> read_int_column(const fs::path& file, bool allow_nan, int64
     const auto fields = split_fields(line);
     int64_t v = 0;
     if (fields.empty() || !parse_int(fields[0], v)) {
-      if (allow_nan && !fields.empty() && (fields[0] == "nan" || fields[0] == "NaN")) {
-        ++*nan_count;
+      if (nan_rows && !fields.empty() && (fields[0] == "nan" || fields[0] == "NaN")) {
+        nan_rows->resize(values.size() + 1, false);
+        nan_rows->back() = true;
         v = 0;  // placeholder class of an unlabelled node
       } else {
         float f = 0;  // OGB writes some labels as "3.0"
@@ -42,6 +44,7 @@ std::vector<int64_t> read_int_column(const fs::path& file, bool allow_nan, int64
     }
     values.push_back(v);
   }
+  if (nan_rows && !nan_rows->empty()) nan_rows->resize(values.size(), false);
   return values;
 }
 
@@ -75,6 +78,9 @@ Dataset load_ogb_raw_folder(const fs::path& path, const LoadOptions& options) {
       int64_t u = 0, v = 0;
       if (fields.size() != 2 || !parse_int(fields[0], u) || !parse_int(fields[1], v) || u < 0 || v < 0)
         lines.fail("expected two node ids (integers >= 0) 'src,dst', got '" + line + "'");
+      if (std::max(u, v) >= options.max_nodes)
+        lines.fail("node id " + std::to_string(std::max(u, v)) + " makes more nodes than the " +
+                   std::to_string(options.max_nodes) + " allowed (LoadOptions::max_nodes)");
       if (std::max(u, v) > max_id) {
         max_id = std::max(u, v);
         max_line = lines.line_number();
@@ -86,11 +92,11 @@ Dataset load_ogb_raw_folder(const fs::path& path, const LoadOptions& options) {
   int64_t num_nodes = -1;
   std::string num_nodes_from;
   if (const fs::path p = find_csv(raw, "num-node-list"); !p.empty()) {
-    int64_t unused = 0;
-    const std::vector<int64_t> n = read_int_column(p, false, &unused);
-    if (n.size() != 1 || n[0] < 0)
-      throw DataFileError("'" + p.string() + "': must hold one node count >= 0 (a single graph), got " +
+    const std::vector<int64_t> n = read_int_column(p);
+    if (n.size() != 1)
+      throw DataFileError("'" + p.string() + "': must hold one node count (a single graph), got " +
                           std::to_string(n.size()) + " values");
+    require_node_count(n[0], options, "'" + p.string() + "'", "the node count");
     num_nodes = n[0];
     num_nodes_from = p.string();
   }
@@ -124,9 +130,9 @@ Dataset load_ogb_raw_folder(const fs::path& path, const LoadOptions& options) {
     }
   }
 
-  int64_t unlabelled = 0;
+  std::vector<bool> unlabelled;  // [N] when some label is nan
   if (const fs::path p = find_csv(raw, "node-label"); !p.empty()) {
-    d.labels = read_int_column(p, true, &unlabelled);
+    d.labels = read_int_column(p, &unlabelled);
     const auto n = static_cast<int64_t>(d.labels.size());
     if (num_nodes < 0) {
       num_nodes = n;
@@ -138,19 +144,26 @@ Dataset load_ogb_raw_folder(const fs::path& path, const LoadOptions& options) {
   }
   if (num_nodes < 0) {
     num_nodes = max_id + 1;
+    require_node_count(num_nodes, options, "'" + edge_file.string() + "'", "largest node id + 1");
   } else if (max_id >= num_nodes) {
     throw DataFileError("'" + edge_file.string() + "' line " + std::to_string(max_line) + ": node id " +
                         std::to_string(max_id) + " is not below the " + std::to_string(num_nodes) + " nodes of " +
                         num_nodes_from);
   }
+  require_node_count(num_nodes, options, "'" + folder.string() + "'", "the node count");
   d.num_nodes = num_nodes;
   d.edge_index = edges_from_pairs(std::move(pairs));
+  apply_edge_conventions(
+      d, EdgeConvention{.symmetrize = false, .remove_self_loops = false, .note = "OGB's loaders keep edges as stored; its examples call to_undirected"}, options,
+      "'" + folder.string() + "'");
   if (d.features.rows == 0 && d.features.cols == 0 && find_csv(raw, "node-feat").empty())
     add_degree_features(d, options);
   else
-    apply_feature_format(d.features, options);
+    apply_feature_format(d.features, options, "'" + folder.string() + "'");
   d.num_classes = infer_num_classes(d.labels, d.num_nodes, "'" + find_csv(raw, "node-label").string() + "'");
-  if (unlabelled > 0) add_note(d, std::to_string(unlabelled) + " nodes without a label (nan) carry placeholder 0");
+  const auto nan_labels = std::count(unlabelled.begin(), unlabelled.end(), true);
+  if (nan_labels > 0)
+    add_note(d, std::to_string(nan_labels) + " nodes without a label (nan) carry placeholder 0");
 
   // The split: split/<name>/, the first name in sorted order.
   std::vector<fs::path> split_dirs;
@@ -166,8 +179,7 @@ Dataset load_ogb_raw_folder(const fs::path& path, const LoadOptions& options) {
     for (auto [name, list] : parts) {
       const fs::path p = find_csv(dir, name);
       if (p.empty()) throw DataFileError("'" + dir.string() + "': no " + name + ".csv.gz");
-      int64_t unused = 0;
-      *list = read_int_column(p, false, &unused);
+      *list = read_int_column(p);
       std::sort(list->begin(), list->end());
       for (size_t i = 0; i < list->size(); ++i) {
         if ((*list)[i] < 0 || (*list)[i] >= d.num_nodes)
@@ -181,7 +193,7 @@ Dataset load_ogb_raw_folder(const fs::path& path, const LoadOptions& options) {
       add_note(d, "split '" + dir.filename().string() + "' (the first of " + std::to_string(split_dirs.size()) +
                       " in split/)");
   } else if (!d.labels.empty()) {
-    add_random_split(d, options.split_seed);
+    add_random_split(d, options.split_seed, unlabelled);
   } else {
     add_note(d, "no labels, so no classes and no split");
   }

@@ -15,6 +15,7 @@ Dataset load_scipy_sparse_npz(const std::string& file, const NpzArchive& archive
       throw DataFileError(where + ": key 'shape' must be square (an adjacency matrix), got (" +
                           std::to_string(csc ? m.inner : m.outer) + ", " + std::to_string(csc ? m.outer : m.inner) +
                           ")");
+    require_node_count(m.outer, options, where, "key 'shape'");
     d.num_nodes = m.outer;
     d.edge_index = edges_from_compressed(m, csc);
   } else if (format == "coo") {
@@ -26,6 +27,7 @@ Dataset load_scipy_sparse_npz(const std::string& file, const NpzArchive& archive
     const std::vector<int64_t> shape = archive.read("shape").as<int64_t>();
     if (shape.size() != 2 || shape[0] != shape[1] || shape[0] < 0)
       throw DataFileError(where + ": key 'shape' must be square (an adjacency matrix) of sizes >= 0");
+    require_node_count(shape[0], options, where, "key 'shape'");
     const std::vector<int64_t> row = archive.read("row").as<int64_t>(), col = archive.read("col").as<int64_t>();
     const std::vector<float> data = archive.read("data").as<float>();
     if (col.size() != row.size() || data.size() != row.size())
@@ -47,6 +49,7 @@ Dataset load_scipy_sparse_npz(const std::string& file, const NpzArchive& archive
   } else {
     throw DataFileError(where + ": key 'format' is '" + format + "'; only csr, csc and coo matrices are read");
   }
+  apply_edge_conventions(d, EdgeConvention{}, options, where);
   add_degree_features(d, options);
   add_note(d, "a scipy.sparse adjacency matrix: no labels, so no classes and no split");
   validate_loaded(d, where);

@@ -18,6 +18,9 @@ using formats::TextLines;
 
 // Ids beyond this are taken for a corrupt file (node counts are int32 in graphs).
 constexpr int64_t kMaxId = (int64_t{1} << 31) - 1;
+// Node labels become a one-hot up to this many distinct values; beyond it (an
+// N x c matrix from a small file) one column holds the label's index instead.
+constexpr int64_t kMaxOneHotNodeLabels = 1024;
 
 // One integer per data line (blank lines skipped), from the first field.
 std::vector<int64_t> read_integers(const std::string& path) {
@@ -103,6 +106,13 @@ GraphDataset load_tu_dataset(const std::filesystem::path& location) {
   const int64_t n_total = static_cast<int64_t>(graph_of.size());
   d.node_offsets.assign(static_cast<size_t>(g_count + 1), 0);
   for (int64_t g : graph_of) ++d.node_offsets[static_cast<size_t>(g + 1)];
+  // Every labelled graph needs nodes: an id skipped by the indicator is a graph without any.
+  for (int64_t g = 0; g < g_count; ++g) {
+    if (d.node_offsets[static_cast<size_t>(g + 1)] == 0)
+      throw DataFileError("'" + prefix.file("graph_indicator") + "': graph " + std::to_string(g + 1) +
+                          " (of the " + std::to_string(g_count) + " in " + prefix.file("graph_labels") +
+                          ") has no nodes (the indicator skips its id)");
+  }
   for (int64_t g = 0; g < g_count; ++g) d.node_offsets[g + 1] += d.node_offsets[g];
 
   // Edges: bucketed by graph (stable), ids made local.
@@ -141,6 +151,7 @@ GraphDataset load_tu_dataset(const std::filesystem::path& location) {
   // Optional node attributes (floats) then node labels (one-hot).
   std::vector<std::vector<float>> blocks;
   std::vector<int64_t> widths;
+  int64_t labels_as_index = 0;  // distinct node labels, when too many for a one-hot
   if (std::filesystem::is_regular_file(prefix.file("node_attributes"), ec)) {
     TextLines lines(prefix.file("node_attributes"));
     std::vector<float> values;
@@ -171,10 +182,16 @@ GraphDataset load_tu_dataset(const std::filesystem::path& location) {
       throw DataFileError("'" + prefix.file("node_labels") + "': " + std::to_string(node_labels.size()) +
                           " labels for " + std::to_string(n_total) + " nodes");
     const int64_t c = compact_labels(node_labels);
-    std::vector<float> one_hot(static_cast<size_t>(n_total * c), 0.0f);
-    for (int64_t i = 0; i < n_total; ++i) one_hot[static_cast<size_t>(i * c + node_labels[i])] = 1.0f;
-    blocks.push_back(std::move(one_hot));
-    widths.push_back(c);
+    if (c <= kMaxOneHotNodeLabels) {
+      std::vector<float> one_hot(static_cast<size_t>(n_total * c), 0.0f);
+      for (int64_t i = 0; i < n_total; ++i) one_hot[static_cast<size_t>(i * c + node_labels[i])] = 1.0f;
+      blocks.push_back(std::move(one_hot));
+      widths.push_back(c);
+    } else {  // one column holding the label's index, not an N x c one-hot
+      blocks.emplace_back(node_labels.begin(), node_labels.end());
+      widths.push_back(1);
+      labels_as_index = c;
+    }
   }
   for (int64_t w : widths) d.num_features += w;
   d.features.assign(static_cast<size_t>(n_total * d.num_features), 0.0f);
@@ -184,11 +201,16 @@ GraphDataset load_tu_dataset(const std::filesystem::path& location) {
       std::copy_n(blocks[b].begin() + i * widths[b], widths[b], d.features.begin() + i * d.num_features + column);
     column += widths[b];
   }
-  if (d.num_features > 0)
-    d.note = "node features: " + std::string(widths.size() == 2 ? "attributes and one-hot node labels"
-                                             : std::filesystem::is_regular_file(prefix.file("node_labels"), ec)
-                                                 ? "one-hot node labels"
-                                                 : "attributes");
+  if (d.num_features > 0) {
+    const bool has_labels = std::filesystem::is_regular_file(prefix.file("node_labels"), ec);
+    const std::string label_text = labels_as_index > 0 ? "node labels as an index column" : "one-hot node labels";
+    d.note = "node features: " + (widths.size() == 2 ? "attributes and " + label_text
+                                  : has_labels        ? label_text
+                                                      : std::string("attributes"));
+    if (labels_as_index > 0)
+      d.note += " (" + std::to_string(labels_as_index) + " distinct node labels, more than the " +
+                std::to_string(kMaxOneHotNodeLabels) + " a one-hot holds)";
+  }
   try {
     d.validate();
   } catch (const std::invalid_argument& e) {
