@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "edgewise/cli/dataset_flags.hpp"
 #include "edgewise/cli/flags.hpp"
 #include "edgewise/cli/json_file.hpp"
 #include "edgewise/gnn/dataset_spec.hpp"
@@ -27,6 +28,7 @@ struct Flags {
   uint64_t seed = 0;
   double imbalance = 1.03;
   bool stats_only = false;
+  cli::EdgeConventionFlags edges;  // --undirected, --self-loops: as edgewise-train reads the dataset
 };
 
 void add_flags(CLI::App& app, Flags& f) {
@@ -41,17 +43,21 @@ void add_flags(CLI::App& app, Flags& f) {
              "what the parts balance besides nodes: nodes (only nodes), edges (in-edges), train (training nodes), "
              "all (edges and training nodes)",
              {"nodes", "edges", "train", "all"});
-  add_text(app, "--out", f.out, "directory for part<r>.npz, r = 0..k-1 (created when missing)");
+  add_output_dir(app, "--out", f.out,
+                 "directory for part<r>.npz, r = 0..k-1 (created when missing; checked before the dataset is loaded)");
   add_bool(app, "--stats-only", f.stats_only, "1: print the cut and halo sizes, write no parts");
   add_int(app, "--hidden", f.hidden, "hidden features, for the halo bytes per epoch in the report", 1);
   add_int(app, "--layers", f.layers, "layers, for the halo bytes per epoch in the report", 1);
   add_output_path(app, "--json", f.json, "write the statistics as JSON");
   add_int(app, "--synthetic-nodes", f.synthetic_nodes, "synthetic graph: nodes", 1);
+  f.edges.add_to(app);
 }
 
 int run(const Flags& f) {
   if (!f.data_dir.empty()) setenv("EDGEWISE_DATA_DIR", f.data_dir.c_str(), 1);
-  ResolvedDataset resolved = load_dataset_spec(f.dataset, f.synthetic_nodes);
+  LoadOptions load_options;
+  f.edges.apply(load_options);
+  ResolvedDataset resolved = load_dataset_spec(f.dataset, f.synthetic_nodes, load_options);
   const Dataset& d = resolved.dataset;
   if (f.parts > d.num_nodes)
     throw std::invalid_argument("--parts (" + std::to_string(f.parts) + ") exceeds the number of nodes (" +

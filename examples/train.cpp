@@ -18,10 +18,12 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "edgewise/cli/dataset_flags.hpp"
 #include "edgewise/cli/flags.hpp"
 #include "edgewise/cli/json_file.hpp"
 #include "edgewise/gnn/dataset.hpp"
@@ -72,9 +74,18 @@ struct Flags {
   std::string folds = "0,1,2", pooling = "sum", save_folds;
   int64_t num_folds = 10, batch_size = 128, threads = 1;
   bool batch_norm = false;
+  cli::EdgeConventionFlags edges;  // --undirected, --self-loops
   std::set<std::string> given;  // flags set on the command line (the others keep the model's defaults)
   bool has(const std::string& flag) const { return given.count(flag) > 0; }
 };
+
+// Upper bounds of the size flags, checked while parsing (before any data is
+// loaded): beyond them a run only exhausts memory. 1024 threads is far beyond any
+// one machine's cores (each OpenMP thread reserves a stack and partial outputs).
+constexpr int64_t kMaxThreads = 1024;
+constexpr int64_t kMaxHeads = 256;
+constexpr int64_t kMaxHidden = int64_t{1} << 16;
+constexpr int64_t kMaxLayers = 64;
 
 // --task graph: graph classification (GIN, k-fold cross-validation).
 std::optional<std::vector<int64_t>> parse_folds(const std::string& text) {
@@ -110,8 +121,9 @@ void add_graph_task_flags(CLI::App& app, Flags& f) {
            "77.9 % without)");
   add_int(app, "--threads", f.threads,
           "--task graph: OpenMP threads (default 1: minibatches of small graphs gain little from more, and one "
-          "thread gives the same numbers on every machine and never waits on a busy core; 0: OpenMP's default)",
-          0);
+          "thread gives the same numbers on every machine and never waits on a busy core; 0: OpenMP's default; "
+          "at most 1024)",
+          0, kMaxThreads);
   add_output_path(app, "--save-folds", f.save_folds,
                   "--task graph: write the fold of every graph, one per line (for comparisons on identical folds)");
 }
@@ -182,7 +194,7 @@ std::optional<std::string> check_task_flags(const Flags& f) {
                                           "--plot", "--select", "--patience", "--features", "--form",
                                           "--aggregation", "--sage-aggr", "--heads", "--output-heads",
                                           "--attention-dropout", "--synthetic-nodes", "--optimizer",
-                                          "--normalize-features"};
+                                          "--normalize-features", "--reorder", "--undirected", "--self-loops"};
   if (f.task == "graph") {
     for (const char* flag : kNodeOnly)
       if (f.has(flag)) return std::string(flag) + " does not apply to --task graph";
@@ -195,7 +207,18 @@ std::optional<std::string> check_task_flags(const Flags& f) {
   } else {
     for (const char* flag : kGraphOnly)
       if (f.has(flag)) return std::string(flag) + " needs --task graph";
+    // Model flags apply to their model only (a flag that would be ignored is an error).
+    for (const char* flag : {"--heads", "--output-heads", "--attention-dropout"})
+      if (f.has(flag) && f.model != "gat") return std::string(flag) + " applies to --model gat only (got " + f.model + ")";
+    if (f.has("--sage-aggr") && f.model != "sage" && f.model != "graphsage")
+      return "--sage-aggr applies to --model sage only (got " + f.model + ")";
   }
+  const bool generated = f.dataset == "synthetic" || f.dataset.rfind("rmat:", 0) == 0;
+  if (f.edges.given() && generated)
+    return std::string(f.has("--undirected") ? "--undirected" : "--self-loops") +
+           " applies to datasets read from files (--dataset " + f.dataset + " is generated)";
+  if (f.has("--synthetic-nodes") && f.dataset != "synthetic" && f.dataset != "auto")
+    return "--synthetic-nodes applies to --dataset synthetic (or auto) only (got " + f.dataset + ")";
   return std::nullopt;
 }
 
@@ -216,7 +239,18 @@ void add_flags(CLI::App& app, Flags& f) {
            "dataset name in the data dir (cora, citeseer, amazon_photo, coauthor_cs), a path to an .npz (OGB, "
            "gnn-benchmark or scipy.sparse), an OGB raw dataset folder or an edge-list file, 'synthetic' "
            "(planted partition), 'rmat:N:E:F[:K]' (R-MAT, F features, K classes), or 'auto' (cora when found, else "
-           "synthetic)");
+           "synthetic)")
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            try {
+              (void)parse_rmat_spec(value);
+              return std::string();
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what());
+            }
+          },
+          "DATASET"));
+  f.edges.add_to(app);
   add_text(app, "--data-dir", f.data_dir,
            "where dataset names are looked up (default: $EDGEWISE_DATA_DIR, else ~/.cache/edgewise/datasets)");
   add_choice(app, "--model", f.model,
@@ -224,12 +258,13 @@ void add_flags(CLI::App& app, Flags& f) {
              "and attention, lr 0.005, weight decay 5e-4, 1 output head, up to 1000 epochs with patience 100) "
              "wherever the flags are not given",
              {"gcn", "sage", "graphsage", "gin", "gat"});
-  add_int(app, "--heads", f.heads, "GAT: attention heads of the hidden layers", 1);
-  add_int(app, "--output-heads", f.output_heads, "GAT: attention heads of the output layer (averaged)", 1);
+  add_int(app, "--heads", f.heads, "GAT: attention heads of the hidden layers", 1, kMaxHeads);
+  add_int(app, "--output-heads", f.output_heads, "GAT: attention heads of the output layer (averaged)", 1,
+          kMaxHeads);
   add_real(app, "--attention-dropout", f.attention_dropout, "GAT: dropout on the attention coefficients",
            {.min = 0, .max = 1, .max_inclusive = false});
-  add_int(app, "--layers", f.layers, "number of graph convolutions", 1);
-  add_int(app, "--hidden", f.hidden, "hidden features", 1);
+  add_int(app, "--layers", f.layers, "number of graph convolutions", 1, kMaxLayers);
+  add_int(app, "--hidden", f.hidden, "hidden features", 1, kMaxHidden);
   add_real(app, "--dropout", f.dropout, "dropout probability (input and between layers)",
            {.min = 0, .max = 1, .max_inclusive = false});
   add_real(app, "--lr", f.lr, "learning rate", kPositive);
@@ -292,7 +327,7 @@ std::optional<std::string> check_flag_combinations(const Flags& f) {
     if (f.model != "gcn") return "--task link supports --model gcn only (got " + f.model + ")";
     for (const char* flag : {"--metrics", "--plot", "--checkpoint", "--checkpoint-every", "--resume", "--patience",
                              "--select", "--optimizer", "--aggregation", "--form", "--sage-aggr", "--heads",
-                             "--output-heads", "--attention-dropout", "--nonfinite"})
+                             "--output-heads", "--attention-dropout", "--nonfinite", "--reorder"})
       if (f.has(flag)) return std::string(flag) + " is not supported with --task link";
   } else if (f.has("--hits-k")) {
     return "--hits-k needs --task link";
@@ -309,6 +344,10 @@ std::optional<std::string> check_flag_combinations(const Flags& f) {
     if (f.model == "gat") return "--distributed supports --model gcn, sage or gin (got gat)";
     if (f.runs != 1) return "--distributed runs once: use --runs 1 (got " + std::to_string(f.runs) + ")";
     if (!f.checkpoint.empty() || !f.resume.empty()) return "--distributed does not write or resume checkpoints";
+    if (f.has("--reorder")) return "--distributed does not reorder nodes (METIS places them): drop --reorder";
+    if (!f.parts_dir.empty() && (f.edges.given() || f.has("--dataset")))
+      return std::string(f.has("--dataset") ? "--dataset" : f.has("--undirected") ? "--undirected" : "--self-loops") +
+             " does not apply to --parts-dir (the parts were built by edgewise-partition from its --dataset)";
     if (f.device != "cpu" && f.device != "cuda" && f.device != "gpu")
       return "--distributed takes --device cpu or cuda (each rank takes the GPU of its local rank), got " + f.device;
   } else if (!f.parts_dir.empty()) {
@@ -317,9 +356,12 @@ std::optional<std::string> check_flag_combinations(const Flags& f) {
   return std::nullopt;
 }
 
-Dataset load(const Flags& f, std::string& source) {
+Dataset load(const Flags& f, std::string& source, std::string* identity = nullptr) {
   if (!f.data_dir.empty()) setenv("EDGEWISE_DATA_DIR", f.data_dir.c_str(), 1);
-  ResolvedDataset r = load_dataset_spec(f.dataset, f.synthetic_nodes);
+  LoadOptions options;
+  f.edges.apply(options);
+  ResolvedDataset r = load_dataset_spec(f.dataset, f.synthetic_nodes, options);
+  if (identity) *identity = r.identity;
   source = r.description;
   return std::move(r.dataset);
 }
@@ -343,6 +385,28 @@ double median(std::vector<double> v) {
 
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The --json record of a node-classification run: the same keys for a single
+// process and a distributed run (which adds its own: ranks, halo bytes).
+nlohmann::ordered_json node_task_json(const std::string& dataset, const std::string& model, const std::string& device,
+                                      int64_t runs, const std::vector<double>& test, const std::vector<double>& valid,
+                                      const std::vector<double>& train, double epoch_ms_median,
+                                      const std::vector<double>& seconds, const Flags& f) {
+  return {{"task", "node"},
+          {"dataset", dataset},
+          {"model", model},
+          {"device", device},
+          {"runs", runs},
+          {"test_acc_mean", mean(test)},
+          {"test_acc_std", stddev(test)},
+          {"valid_acc_mean", mean(valid)},
+          {"train_acc_mean", mean(train)},
+          {"epoch_ms_median", epoch_ms_median},
+          {"seconds_per_run", mean(seconds)},
+          {"form", f.form},
+          {"reorder", f.reorder},
+          {"test_acc", test}};
 }
 
 // --task link: the link recipe's defaults, overridden by the flags given.
@@ -372,14 +436,52 @@ int train_link(const Flags& f) {
 int train_distributed(const Flags& f);
 #endif
 
+// What a checkpoint must have been written with to be resumed by this run: the
+// data and every setting that changes the numbers (not --epochs, which a resume
+// extends, nor logging or output files). Effective values, defaults included.
+RunTags run_tags(const Flags& f, const std::string& identity, const ModelConfig& config,
+                 const TrainerOptions& options) {
+  const auto text = [](auto value) {
+    std::ostringstream out;
+    out << value;
+    return out.str();
+  };
+  RunTags tags = {{"--dataset", identity},
+                  {"--model", to_string(config.kind)},
+                  {"--layers", text(config.layers)},
+                  {"--hidden", text(config.hidden_features)},
+                  {"--dropout", text(config.dropout)},
+                  {"--lr", text(options.lr)},
+                  {"--weight-decay", text(options.weight_decay)},
+                  {"--optimizer", f.optimizer},
+                  {"--select", f.select},
+                  {"--patience", text(options.patience)},
+                  {"--seed", text(options.seed)},
+                  {"--features", f.features},
+                  {"--normalize-features", text(f.normalize_features)},
+                  {"--aggregation", f.aggregation},
+                  {"--form", f.form},
+                  {"--deterministic", text(f.deterministic)},
+                  {"--reorder", f.reorder},
+                  {"--undirected", f.edges.undirected_text()},
+                  {"--self-loops", f.edges.self_loops_text()}};
+  if (config.kind == ModelKind::GraphSAGE) tags.emplace_back("--sage-aggr", f.sage_aggr);
+  if (config.kind == ModelKind::Gat) {
+    tags.emplace_back("--heads", text(config.gat_heads));
+    tags.emplace_back("--output-heads", text(config.gat_output_heads));
+    tags.emplace_back("--attention-dropout", text(config.attention_dropout));
+  }
+  return tags;
+}
+
 int train(const Flags& f) {
   if (f.task == "link") return train_link(f);
 #if EDGEWISE_TRAIN_DISTRIBUTED
   if (f.distributed) return train_distributed(f);
 #endif
   const Device device = Device::parse(f.device);
-  std::string source;
-  Dataset dataset = load(f, source);
+  std::string source, identity;
+  Dataset dataset = load(f, source, &identity);
   // Test accuracy is what this program reports: without test nodes it would print 0 %.
   if (dataset.test_idx.empty())
     throw std::invalid_argument("dataset '" + dataset.name + "' has no test nodes (test_idx is missing or empty)" +
@@ -452,6 +554,7 @@ int train(const Flags& f) {
     options.checkpoint_path = f.checkpoint;
     options.checkpoint_every = f.checkpoint_every;
     options.resume_path = f.resume;
+    options.run_tags = run_tags(f, identity, config, options);
     // The output files are written below, after the summary, so that a failed
     // write never loses the results.
     Trainer trainer(*model, data, options);
@@ -489,20 +592,9 @@ int train(const Flags& f) {
     std::printf("training curves: %s\n", f.plot.c_str());
   }
   if (!f.json.empty()) {
-    nlohmann::ordered_json out = {{"dataset", dataset.name},
-                                  {"model", to_string(config.kind)},
-                                  {"device", device.str()},
-                                  {"runs", f.runs},
-                                  {"test_acc_mean", mean(test)},
-                                  {"test_acc_std", stddev(test)},
-                                  {"valid_acc_mean", mean(valid)},
-                                  {"train_acc_mean", mean(train)},
-                                  {"epoch_ms_median", ms_median},
-                                  {"seconds_per_run", mean(seconds)},
-                                  {"peak_training_memory_mb", peak_mb},
-                                  {"form", f.form},
-                                  {"reorder", f.reorder},
-                                  {"test_acc", test}};
+    nlohmann::ordered_json out = node_task_json(dataset.name, to_string(config.kind), device.str(), f.runs, test,
+                                                valid, train, ms_median, seconds, f);
+    out["peak_training_memory_mb"] = peak_mb;
     cli::write_json_file(f.json, out);
     std::printf("final metrics: %s\n", f.json.c_str());
   }
@@ -520,7 +612,7 @@ int train_distributed(const Flags& f) {
   prep.features = parse_feature_format(f.features);
   prep.normalize_features = f.normalize_features;
   dist::Part part;
-  std::string source;
+  std::string source, dataset_name;
   if (!f.parts_dir.empty()) {
     const std::string path = f.parts_dir + "/part" + std::to_string(comm.rank()) + ".npz";
     part = dist::read_part(path);
@@ -529,9 +621,11 @@ int train_distributed(const Flags& f) {
                                   std::to_string(part.num_parts) + ", but this is rank " + std::to_string(comm.rank()) +
                                   " of " + std::to_string(comm.size()));
     source = f.parts_dir;
+    dataset_name = part.local.name;
   } else {
     // Every rank loads the dataset and partitions it the same way (METIS is deterministic for a seed).
     Dataset dataset = load(f, source);
+    dataset_name = dataset.name;
     if (prep.features == FeatureFormat::Auto)  // decided on the whole graph, as the single process does
       prep.features = dataset.features.density() <= prep.sparse_threshold ? FeatureFormat::Sparse : FeatureFormat::Dense;
     dist::PartitionOptions po;
@@ -590,16 +684,14 @@ int train_distributed(const Flags& f) {
                 static_cast<long long>(r.best_epoch), r.epoch_ms_median, run.halo_bytes_per_epoch / 1e6,
                 r.total_seconds);
     if (!f.json.empty()) {
-      cli::write_json_file(f.json, {{"dataset", source},
-                                    {"model", to_string(config.kind)},
-                                    {"ranks", comm.size()},
-                                    {"test_acc", r.test_acc},
-                                    {"valid_acc", r.best_valid_acc},
-                                    {"train_acc", r.train_acc},
-                                    {"best_epoch", r.best_epoch},
-                                    {"epoch_ms_median", r.epoch_ms_median},
-                                    {"halo_bytes_per_epoch", run.halo_bytes_per_epoch},
-                                    {"seconds_per_run", r.total_seconds}});
+      // The single-process schema (one run: std 0), plus what only a distributed run has.
+      nlohmann::ordered_json out = node_task_json(dataset_name, to_string(config.kind), device.str(), 1,
+                                                  {r.test_acc}, {r.best_valid_acc}, {r.train_acc}, r.epoch_ms_median,
+                                                  {r.total_seconds}, f);
+      out["best_epoch"] = r.best_epoch;
+      out["ranks"] = comm.size();
+      out["halo_bytes_per_epoch"] = run.halo_bytes_per_epoch;
+      cli::write_json_file(f.json, out);
       std::printf("final metrics: %s\n", f.json.c_str());
     }
     std::fflush(stdout);

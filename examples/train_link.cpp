@@ -31,7 +31,9 @@ int run_link_task(const gnn::Dataset& dataset, const std::string& source, const 
   using namespace edgewise::gnn;
   const Device device = Device::parse(s.device);
   // Node features only: the labels and node splits play no part here.
-  const TrainData data = prepare(dataset, device, s.prepare);
+  PrepareOptions prepare_options = s.prepare;
+  prepare_options.require_labels = false;
+  const TrainData data = prepare(dataset, device, prepare_options);
   std::vector<double> test_auc, test_hits, valid_auc, epoch_ms, seconds;
   for (int64_t r = 0; r < s.runs; ++r) {
     const uint64_t seed = s.seed + static_cast<uint64_t>(r);

@@ -6,13 +6,15 @@ relative) and accuracies; checks that bad flag combinations name the flag.
 Usage: train_distributed_matches.py TRAIN PARTITION MPIEXEC WORKDIR
 """
 import csv
+import json
 import os
 import subprocess
 import sys
 
 train, partition, mpiexec, workdir = sys.argv[1:5]
 os.makedirs(workdir, exist_ok=True)
-common = ["--dataset", "synthetic", "--synthetic-nodes", "2000", "--epochs", "15", "--log-every", "0", "--seed", "4"]
+training = ["--epochs", "15", "--log-every", "0", "--seed", "4"]
+common = ["--dataset", "synthetic", "--synthetic-nodes", "2000", *training]
 mpi = [mpiexec, "--oversubscribe", "-np"]
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
 
@@ -52,13 +54,34 @@ for model in ("gcn", "sage"):
     parts = os.path.join(workdir, "parts3")
     run([partition, "--dataset", "synthetic", "--synthetic-nodes", "2000", "--parts", "3", "--out", parts])
     three = os.path.join(workdir, f"np3_{model}.csv")
-    run([*mpi, "3", train, "--distributed", "1", *common, "--model", model, "--parts-dir", parts, "--metrics", three])
+    run([*mpi, "3", train, "--distributed", "1", *training, "--model", model, "--parts-dir", parts, "--metrics", three])
     compare(single, three, f"{model}, 3 ranks, parts from edgewise-partition")
 
 p = run([train, "--parts-dir", workdir], expect=2)
 assert p.returncode == 2 and "--parts-dir" in p.stderr, p.stderr
-p = run([*mpi, "2", train, "--distributed", "1", *common, "--parts-dir", os.path.join(workdir, "parts3")], expect=1)
+p = run([*mpi, "2", train, "--distributed", "1", *training, "--parts-dir", os.path.join(workdir, "parts3")], expect=1)
 assert "--parts-dir" in p.stdout + p.stderr and "rank" in p.stdout + p.stderr, p.stdout + p.stderr
 p = run([partition, "--dataset", "synthetic", "--parts", "0", "--out", workdir], expect=2)
 assert "--parts" in p.stderr, p.stderr
+# The parts were built from a dataset: naming one again is an error, not ignored.
+p = run([*mpi, "2", train, "--distributed", *common, "--parts-dir", os.path.join(workdir, "parts3")], expect=2)
+assert "--dataset does not apply to --parts-dir" in p.stdout + p.stderr, p.stdout + p.stderr
+# A boolean flag alone means 1, and the JSON has the single-process keys plus the distributed ones.
+out = os.path.join(workdir, "np2.json")
+run([*mpi, "2", train, "--distributed", *common, "--json", out])
+with open(out) as f:
+    record = json.load(f)
+single_json = os.path.join(workdir, "single.json")
+run([train, *common, "--json", single_json])
+with open(single_json) as f:
+    single_record = json.load(f)
+missing = set(single_record) - set(record) - {"peak_training_memory_mb"}
+assert not missing, f"distributed --json lacks {sorted(missing)}"
+assert record["ranks"] == 2 and "halo_bytes_per_epoch" in record and record["runs"] == 1, record
+assert record["test_acc_mean"] == record["test_acc"][0] and record["test_acc_std"] == 0, record
+# --out is checked before the dataset is loaded.
+blocker = os.path.join(workdir, "a_file")
+open(blocker, "w").close()
+p = run([partition, "--dataset", "synthetic", "--parts", "2", "--out", os.path.join(blocker, "sub")], expect=2)
+assert "--out" in p.stderr and "not a directory" in p.stderr, p.stderr
 print("ok")

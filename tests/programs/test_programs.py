@@ -84,6 +84,22 @@ BAD_TRAIN_FLAGS = [
     (["--resume", "/nonexistent_edgewise_dir/c.npz"], "--resume"),
     (["--checkpoint-every", "5"], "--checkpoint-every needs --checkpoint FILE"),
     (["--checkpoint", "/tmp/edgewise_c.npz", "--runs", "2"], "--checkpoint / --resume hold one run"),
+    # Sizes that would only exhaust memory after loading, and spec strings parsed whole.
+    (["--model", "gat", "--heads", "4294967297"], "--heads: '4294967297' is out of range (must be >= 1 and <= 256)"),
+    (["--model", "gat", "--output-heads", "100000"], "--output-heads: '100000' is out of range"),
+    (["--hidden", "100000000"], "--hidden: '100000000' is out of range"),
+    (["--dataset", "rmat:100:1e3:4"], "--dataset: dataset: 'rmat:100:1e3:4' is not rmat:N:E:F[:K] ('1e3'"),
+    (["--dataset", "rmat:5x:10:2"], "'5x' is not a whole integer"),
+    (["--dataset", "rmat:100:10"], "must be rmat:N:E:F[:K] (got 2 numbers)"),
+    # Flags that would be ignored are refused, naming the flag.
+    (["--model", "gcn", "--heads", "4"], "--heads applies to --model gat only (got gcn)"),
+    (["--model", "gat", "--sage-aggr", "max"], "--sage-aggr applies to --model sage only (got gat)"),
+    (["--task", "link", "--reorder", "rcm"], "--reorder is not supported with --task link"),
+    (["--synthetic-nodes", "500"], "--synthetic-nodes applies to --dataset synthetic"),
+    (["--dataset", "synthetic", "--undirected"], "--undirected applies to datasets read from files"),
+    (["--dataset", "rmat:100:1000:4", "--self-loops", "remove"], "--self-loops applies to datasets read from files"),
+    (["--undirected", "2"], "--undirected: '2' is not a boolean"),
+    (["--self-loops", "drop"], "--self-loops: 'drop' is not one of keep or remove"),
 ]
 
 
@@ -121,6 +137,9 @@ def test_train_accepts_equals_form_and_every_value_type(tmp_path):
     result = json.loads(out.read_text())
     assert result["runs"] == 2 and len(result["test_acc"]) == 2
     assert result["form"] == "materialized"
+    # A boolean flag alone means 1, before another flag and at the end.
+    proc = run(TRAIN, *FAST, "--deterministic", "--json", str(out), "--normalize-features")
+    assert proc.returncode == 0, proc.stderr
 
 
 @needs_train
@@ -251,6 +270,49 @@ def test_train_reads_a_gnn_benchmark_file_and_says_the_split_is_made_up(tmp_path
     assert proc.returncode == 0, proc.stderr
     assert "no split in the file: a random one" in proc.stdout and "node_names" in proc.stdout, proc.stdout
     assert "splits 60/90/50" in proc.stdout, proc.stdout
+    # gnn-benchmark's convention (Shchur et al., PyG): undirected, said on the description line.
+    assert "400 stored edges \u2192 400 directed edges after symmetrising" in proc.stdout, proc.stdout
+    one_way = tmp_path / "one_way.npz"
+    np.savez(one_way, adj_data=np.ones(n, np.float32), adj_indices=(np.arange(n) + 1) % n,
+             adj_indptr=np.arange(n + 1), adj_shape=np.array([n, n]), labels=rng.integers(0, 3, n))
+    proc = run(TRAIN, "--dataset", str(one_way), "--epochs", "1", "--log-every", "0")
+    assert proc.returncode == 0 and "200 stored edges \u2192 400 directed edges" in proc.stdout, proc.stdout + proc.stderr
+    proc = run(TRAIN, "--dataset", str(one_way), "--epochs", "1", "--log-every", "0", "--undirected", "0")
+    assert proc.returncode == 0 and "200 edges as stored (directed: 200 edges without its reverse" in proc.stdout, (
+        proc.stdout + proc.stderr)
+
+
+@needs_train
+def test_link_prediction_needs_no_labels(tmp_path):
+    edges = tmp_path / "ring.csv"
+    n = 60
+    edges.write_text("".join(f"{i},{(i + 1) % n}\n{(i + 1) % n},{i}\n{i},{(i + 7) % n}\n" for i in range(n)))
+    proc = run(TRAIN, "--task", "link", "--dataset", str(edges), "--epochs", "2", "--log-every", "0")
+    assert proc.returncode == 0, proc.stderr
+    assert "test AUC" in proc.stdout, proc.stdout
+
+
+@needs_train
+def test_resume_refuses_another_dataset_other_settings_and_non_finite_parameters(tmp_path):
+    ckpt = tmp_path / "run.npz"
+    synthetic = ["--dataset", "synthetic", "--synthetic-nodes", "1000", "--log-every", "0"]
+    proc = run(TRAIN, *synthetic, "--epochs", "2", "--checkpoint", str(ckpt))
+    assert proc.returncode == 0, proc.stderr
+    other = tmp_path / "other.npz"
+    write_dataset(other)
+    proc = run(TRAIN, "--dataset", str(other), "--epochs", "4", "--resume", str(ckpt), "--log-every", "0")
+    assert proc.returncode == 1, proc.stdout
+    assert "was written with --dataset synthetic:1000, this run has --dataset file" in proc.stderr, proc.stderr
+    proc = run(TRAIN, *synthetic, "--epochs", "4", "--lr", "0.02", "--resume", str(ckpt))
+    assert proc.returncode == 1 and "was written with --lr 0.01, this run has --lr 0.02" in proc.stderr, proc.stderr
+    arrays = dict(np.load(ckpt))
+    key = sorted(k for k in arrays if k.startswith("model."))[0]
+    arrays[key] = arrays[key].copy()
+    arrays[key].flat[1] = np.nan
+    np.savez(ckpt, **arrays)
+    proc = run(TRAIN, *synthetic, "--epochs", "4", "--resume", str(ckpt))
+    assert proc.returncode == 1, proc.stdout
+    assert f"key '{key}' holds a non-finite value (nan)" in proc.stderr, proc.stderr
 
 
 @needs_train
@@ -472,6 +534,10 @@ BAD_GRAPH_FLAGS = [
     (["--threads", "2"], "--threads needs --task graph"),
     (["--folds", "0"], "--folds needs --task graph"),
     (["--batch-size", "8"], "--batch-size needs --task graph"),
+    (["--task", "graph", "--threads", "100000"], "--threads: '100000' is out of range (must be >= 0 and <= 1024)"),
+    (["--task", "graph", "--threads", "4294967297"], "--threads: '4294967297' is out of range"),
+    (["--task", "graph", "--reorder", "rcm"], "--reorder does not apply to --task graph"),
+    (["--task", "graph", "--undirected", "1"], "--undirected does not apply to --task graph"),
 ]
 
 

@@ -64,6 +64,8 @@ Part build_part(const Dataset& d, const Partition& p, int64_t rank) {
   EW_REQUIRE(static_cast<int64_t>(p.part.size()) == n, "build_part: the partition has ", p.part.size(),
              " nodes but dataset '", d.name, "' has ", n);
   EW_REQUIRE(rank >= 0 && rank < k, "build_part: rank (", rank, ") must lie in [0, ", k, ")");
+  EW_REQUIRE(d.edge_weight.empty(), "build_part: dataset '", d.name,
+             "' has edge weights, which distributed training does not take (yet): train in one process");
   for (size_t v = 0; v < p.part.size(); ++v)
     EW_REQUIRE(p.part[v] >= 0 && p.part[v] < k, "build_part: part[", v, "] (", p.part[v], ") must lie in [0, ", k,
                ")");

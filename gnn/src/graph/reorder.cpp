@@ -244,6 +244,10 @@ Dataset reorder_dataset(const Dataset& dataset, const NodePermutation& permutati
   out.edge_index.resize(dataset.edge_index.size());
   for (size_t k = 0; k < dataset.edge_index.size(); ++k)
     out.edge_index[k] = to_new[static_cast<size_t>(dataset.edge_index[k])];
+  // Edges keep their positions, so their weights and features stay with them.
+  out.edge_weight = dataset.edge_weight;
+  out.edge_feat = dataset.edge_feat;
+  out.edge_feat_dim = dataset.edge_feat_dim;
   if (!dataset.labels.empty()) {
     out.labels.resize(dataset.labels.size());
     for (size_t i = 0; i < to_old.size(); ++i) out.labels[i] = dataset.labels[static_cast<size_t>(to_old[i])];

@@ -15,10 +15,13 @@
 //   selection.{best_valid_acc, best_valid_loss, best_test_acc, best_train_acc}  float64
 //   selection.last_epoch                        int64   last evaluated epoch
 //   sampler.priorities                          float32 [nodes]  (MiniBatchTrainer, loss-prioritised seeds only)
+//   run.<key>                                   uint8   [n] UTF-8 value of each TrainerOptions::run_tags entry
 #include "train/checkpoint.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -33,6 +36,7 @@ namespace {
 constexpr int64_t kFormatVersion = 1;
 constexpr const char* kModelPrefix = "model.";
 constexpr const char* kOptimPrefix = "optim.";
+constexpr const char* kRunPrefix = "run.";
 
 struct HistoryField {
   const char* key;
@@ -86,10 +90,22 @@ class CheckpointReader {
   T scalar(const std::string& key) {
     return values<T>(key, 0).front();
   }
+  // A float32 matrix; a value that is not finite is refused (a corrupt or edited file).
   Tensor tensor(const std::string& key) {
     NpyArray a;
     std::vector<float> v = values<float>(key, 2, &a);
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!std::isfinite(v[i])) {
+        const size_t cols = static_cast<size_t>(std::max<int64_t>(a.shape[1], 1));
+        fail("key '" + key + "' holds a non-finite value (" + std::to_string(v[i]) + ") at [" +
+             std::to_string(i / cols) + ", " + std::to_string(i % cols) + "]");
+      }
+    }
     return Tensor::from_host(v, a.shape[0], a.shape[1]);
+  }
+  std::string text(const std::string& key) {
+    const std::vector<uint8_t> bytes = values<uint8_t>(key, 1);
+    return std::string(bytes.begin(), bytes.end());
   }
 
   void refuse_unread() const {
@@ -136,6 +152,10 @@ void write_trainer_checkpoint(const std::string& path, const TrainerCheckpoint& 
   e.emplace_back("selection.best_train_acc", npy_scalar<double>(s.best_train_acc));
   e.emplace_back("selection.since_best", npy_scalar<int64_t>(s.since_best));
   e.emplace_back("selection.last_epoch", npy_scalar<int64_t>(c.last_evaluated_epoch));
+  for (const auto& [key, value] : c.run_tags) {
+    const std::vector<uint8_t> bytes(value.begin(), value.end());
+    e.emplace_back(kRunPrefix + key, npy_array(bytes, {static_cast<int64_t>(bytes.size())}));
+  }
   if (!c.seed_priorities.empty()) {
     e.emplace_back("sampler.priorities",
                    npy_array(c.seed_priorities, {static_cast<int64_t>(c.seed_priorities.size())}));
@@ -190,6 +210,8 @@ TrainerCheckpoint read_trainer_checkpoint(const std::string& path) {
   s.since_best = in.scalar<int64_t>("selection.since_best");
   c.last_evaluated_epoch = in.scalar<int64_t>("selection.last_epoch");
   if (in.has("sampler.priorities")) c.seed_priorities = in.values<float>("sampler.priorities", 1);
+  for (const std::string& key : in.keys_with_prefix(kRunPrefix))
+    c.run_tags.emplace_back(key.substr(std::strlen(kRunPrefix)), in.text(key));
   in.refuse_unread();
   bool consistent = c.epoch >= 1 && static_cast<int64_t>(c.history.size()) == c.epoch;
   for (size_t i = 0; i < c.history.size(); ++i) consistent = consistent && c.history[i].epoch == int64_t(i) + 1;
@@ -224,6 +246,24 @@ void check_checkpoint_options(const char* op, int64_t every, const std::string& 
   if (!path.empty()) check_checkpoint_path(path);
 }
 
+void check_run_tags(const std::string& path, const RunTags& saved, const RunTags& now) {
+  const auto find = [](const RunTags& tags, const std::string& key) -> const std::string* {
+    for (const auto& [k, v] : tags)
+      if (k == key) return &v;
+    return nullptr;
+  };
+  for (const auto& [key, value] : now) {
+    const std::string* was = find(saved, key);
+    EW_REQUIRE(was, "resume: checkpoint '", path, "' does not record ", key, " (this run has ", key, " ", value,
+               "): it was written by another kind of run");
+    EW_REQUIRE(*was == value, "resume: checkpoint '", path, "' was written with ", key, " ", *was, ", this run has ",
+               key, " ", value, " (a resumed run must continue the same run)");
+  }
+  for (const auto& [key, value] : saved)
+    EW_REQUIRE(find(now, key), "resume: checkpoint '", path, "' was written with ", key, " ", value,
+               ", which this run does not set");
+}
+
 void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run, double elapsed_seconds) {
   TrainerCheckpoint c;
   c.epoch = epoch;
@@ -236,6 +276,7 @@ void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run
   c.selection = run.selector.state();
   c.last_evaluated_epoch = run.selector.last_epoch();
   if (run.seeds && *run.seeds) c.seed_priorities = (*run.seeds)->priorities();
+  if (run.run_tags) c.run_tags = *run.run_tags;
   write_trainer_checkpoint(path, c);
 }
 
@@ -244,6 +285,7 @@ int64_t resume_from_checkpoint(const std::string& path, int64_t epochs, const Ru
   TrainerCheckpoint c = read_trainer_checkpoint(path);
   EW_REQUIRE(c.epoch <= epochs, "resume: checkpoint '", path, "' is at epoch ", c.epoch, ", past the requested ",
              epochs, " epochs");
+  check_run_tags(path, c.run_tags, run.run_tags ? *run.run_tags : RunTags{});
   // Check everything before changing anything: the model is the caller's.
   std::unique_ptr<SeedSampler> seeds;
   try {

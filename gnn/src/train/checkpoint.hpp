@@ -28,12 +28,14 @@ struct TrainerCheckpoint {
   SelectionState selection;
   int64_t last_evaluated_epoch = 0;    // 0: none (MiniBatchTrainer evaluates every eval_every epochs)
   std::vector<float> seed_priorities;  // MiniBatchTrainer's loss-prioritised SeedSampler; empty otherwise
+  RunTags run_tags;                    // what the run was made from (TrainerOptions::run_tags)
 };
 
 // Atomic (write_npz); std::runtime_error naming `path` on an I/O failure.
 void write_trainer_checkpoint(const std::string& path, const TrainerCheckpoint& checkpoint);
 // DataFileError naming `path` and the key when the file is no Trainer checkpoint
-// (a missing or unexpected key, a wrong dtype or shape).
+// (a missing or unexpected key, a wrong dtype or shape, a parameter or optimizer
+// value that is not finite).
 TrainerCheckpoint read_trainer_checkpoint(const std::string& path);
 
 // Fails fast (std::invalid_argument naming `path`) when checkpoints could not be
@@ -53,7 +55,12 @@ struct RunState {
   EpochSelector& selector;
   TrainResult& result;
   std::unique_ptr<SeedSampler>* seeds = nullptr;  // MiniBatchTrainer: its (possibly null) seed sampler
+  const RunTags* run_tags = nullptr;              // saved, and compared on resume
 };
+
+// Refuses (std::invalid_argument naming `path`, the key and both values) a resume
+// whose run tags differ from those saved: a key missing on either side, or another value.
+void check_run_tags(const std::string& path, const RunTags& saved, const RunTags& now);
 
 // The state of `run` after `epoch`, to `path`.
 void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run, double elapsed_seconds);

@@ -101,7 +101,7 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
   train_detail::LossGuard loss_guard("MiniBatchTrainer", options_.nonfinite_loss);
   int64_t since_best = 0;
   const auto start = Clock::now();
-  const train_detail::RunState run{model_, optimizer, generator_, selector, result, &seeds};
+  const train_detail::RunState run{model_, optimizer, generator_, selector, result, &seeds, &options_.run_tags};
   int64_t first_epoch = 1;
   double resumed_seconds = 0;  // training time before the checkpoint
   if (!options_.resume_path.empty()) {

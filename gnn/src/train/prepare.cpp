@@ -37,7 +37,8 @@ TrainData prepare(const Dataset& dataset, Device device, const PrepareOptions& o
   require_available(device, "prepare");
   dataset.validate();
   EW_REQUIRE(dataset.features.cols > 0, "prepare: dataset '", dataset.name, "' has no node features");
-  EW_REQUIRE(dataset.num_classes > 0, "prepare: dataset '", dataset.name, "' has no labels");
+  EW_REQUIRE(dataset.num_classes > 0 || !options.require_labels, "prepare: dataset '", dataset.name,
+             "' has no labels (node classification needs them; link prediction does not)");
   Features features = dataset.features;
   const FeatureFormat format =
       options.features == FeatureFormat::Auto
@@ -55,8 +56,10 @@ TrainData prepare(const Dataset& dataset, Device device, const PrepareOptions& o
   data.num_classes = dataset.num_classes;
   const auto src = dataset.src();
   const auto dst = dataset.dst();
+  // Edge weights (an edge list's third column) weight the aggregation: GCN's
+  // normalisation uses them as PyG's gcn_norm does with edge_weight.
   data.graph = Graph::from_coo(std::vector<int64_t>(src.begin(), src.end()), std::vector<int64_t>(dst.begin(), dst.end()),
-                               dataset.num_nodes)
+                               dataset.num_nodes, dataset.edge_weight)
                    .to(device);
   if (features.is_sparse()) {
     data.features.sparse = SparseTensor::from_csr(features.csr, device);

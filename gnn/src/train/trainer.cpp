@@ -50,7 +50,7 @@ TrainResult Trainer::fit() {
   train_detail::EpochLoop loop;
   loop.dataset_name = data_.name;
   train_detail::EpochSelector selector(options_.selection);
-  const train_detail::RunState run{model_, *optimizer, generator_, selector, result};
+  const train_detail::RunState run{model_, *optimizer, generator_, selector, result, nullptr, &options_.run_tags};
   if (!options_.resume_path.empty()) {
     loop.first_epoch =
         train_detail::resume_from_checkpoint(options_.resume_path, options_.epochs, run, loop.resumed_seconds);

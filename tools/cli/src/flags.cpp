@@ -1,7 +1,10 @@
 // CLI11 flags with strict whole-string values (see flags.hpp).
 #include "edgewise/cli/flags.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -135,11 +138,18 @@ CLI::Option* add_real(CLI::App& app, const std::string& name, double& value, con
 }
 
 CLI::Option* add_bool(CLI::App& app, const std::string& name, bool& value, const std::string& help) {
-  return add_converted(app, name, help, "0|1", value ? "1" : "0", [name, &value](const std::string& text) {
-    const std::optional<bool> v = parse_bool(text);
-    if (!v) reject(name, in_quotes(text) + " is not a boolean (0, 1, true or false)");
-    value = *v;
-  });
+  // "--flag" alone means 1, as with CLI11's own flags: the value is optional (a
+  // following word that is no flag is taken as the value, and must be a boolean).
+  // CLI11 hands an absent value over as the option's default string, kept empty
+  // here for that reason: the default is shown in the type name instead.
+  CLI::Option* option =
+      add_converted(app, name, help, std::string("[0|1] (default ") + (value ? "1" : "0") + ")", "",
+                    [name, &value](const std::string& text) {
+                      const std::optional<bool> v = text.empty() ? std::optional<bool>(true) : parse_bool(text);
+                      if (!v) reject(name, in_quotes(text) + " is not a boolean (0, 1, true or false)");
+                      value = *v;
+                    });
+  return option->expected(0, 1);
 }
 
 CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& value, const std::string& help,
@@ -183,6 +193,26 @@ CLI::Option* add_output_path(CLI::App& app, const std::string& name, std::string
     } catch (const std::exception& e) {
       reject(name, e.what());
     }
+    value = text;
+  });
+}
+
+CLI::Option* add_output_dir(CLI::App& app, const std::string& name, std::string& value, const std::string& help) {
+  return add_converted(app, name, help, "DIR", value, [name, &value](const std::string& text) {
+    namespace fs = std::filesystem;
+    if (text.empty()) reject(name, "needs a directory");
+    // The nearest existing ancestor must be a writable directory: then every missing
+    // level below it can be created. Nothing is created here.
+    std::error_code ec;
+    fs::path existing = fs::absolute(fs::path(text), ec).lexically_normal();
+    while (!existing.empty() && !fs::exists(existing, ec)) {
+      if (existing == existing.parent_path()) break;
+      existing = existing.parent_path();
+    }
+    if (!fs::is_directory(existing, ec))
+      reject(name, in_quotes(text) + " cannot be created: '" + existing.string() + "' is not a directory");
+    if (::access(existing.c_str(), W_OK) != 0)
+      reject(name, in_quotes(text) + " cannot be written: '" + existing.string() + "' is not writable");
     value = text;
   });
 }

@@ -86,6 +86,7 @@ struct MiniBatchTrainerOptions {
   std::string checkpoint_path;
   int64_t checkpoint_every = 0;
   std::string resume_path;
+  RunTags run_tags;            // as TrainerOptions::run_tags
   DataParallel data_parallel;  // world_size 1: one process
 };
 

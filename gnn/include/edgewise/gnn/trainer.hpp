@@ -8,6 +8,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "edgewise/gnn/dataset.hpp"
@@ -29,6 +30,7 @@ struct PrepareOptions {
   bool normalize_features = true;  // row-normalise (PyG's NormalizeFeatures: x / max(row sum, 1))
   FeatureFormat features = FeatureFormat::Auto;
   double sparse_threshold = 0.1;   // Auto: CSR at or below this density
+  bool require_labels = true;      // false: an unlabelled graph is fine (link prediction)
 };
 TrainData prepare(const Dataset& dataset, Device device, const PrepareOptions& options = {});
 
@@ -69,6 +71,9 @@ class NonFiniteLossError : public std::runtime_error {
   double loss_;
 };
 
+// (key, value) pairs identifying a run, e.g. {"--dataset", "cora"}.
+using RunTags = std::vector<std::pair<std::string, std::string>>;
+
 struct TrainerOptions {
   int64_t epochs = 200;
   float lr = 0.01f;
@@ -101,6 +106,11 @@ struct TrainerOptions {
   std::string checkpoint_path;
   int64_t checkpoint_every = 0;
   std::string resume_path;
+  // What the run was made from and must not change across a resume (the dataset,
+  // the options that change results): written into checkpoints as "run.<key>";
+  // resuming where any differs (or one is missing) is refused, naming the key and
+  // both values. Parameters or optimizer state that are not finite are refused too.
+  RunTags run_tags;
 };
 
 struct EpochRecord {

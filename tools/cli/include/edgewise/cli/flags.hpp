@@ -1,7 +1,7 @@
 // Flags for the Edgewise programs (edgewise-train, edgewise-bench, the examples), on
 // CLI11. Values are parsed as whole strings ("1e3", "12x", "0.01abc" are not
-// integers or numbers), range-checked, and named in every error; booleans take only
-// 0, 1, true or false; output paths are checked writable while parsing. Both
+// integers or numbers), range-checked, and named in every error; booleans take
+// 0, 1, true or false, or no value (1); output paths are checked writable while parsing. Both
 // "--flag value" and "--flag=value" work; unknown flags are errors. parse() turns
 // any error into exit code 2 with "<program>: error: --flag: ..." on stderr, so a
 // program fails before it loads any data.
@@ -51,6 +51,7 @@ CLI::Option* add_real(CLI::App& app, const std::string& name, float& value, cons
 CLI::Option* add_real(CLI::App& app, const std::string& name, double& value, const std::string& help,
                       RealRange range = {});
 
+// A boolean: "--flag" alone is 1; "--flag 0|1|true|false" and "--flag=false" set it.
 CLI::Option* add_bool(CLI::App& app, const std::string& name, bool& value, const std::string& help);
 // One of `choices`, matched exactly.
 CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& value, const std::string& help,
@@ -64,6 +65,10 @@ CLI::Option* add_text(CLI::App& app, const std::string& name, std::string& value
 // file openable for writing) at parse time — checked without changing an existing
 // file (gnn::check_writable_file).
 CLI::Option* add_output_path(CLI::App& app, const std::string& name, std::string& value, const std::string& help);
+
+// A directory the program will write into (created when missing): it must exist
+// and be writable, or be creatable below a writable directory, at parse time.
+CLI::Option* add_output_dir(CLI::App& app, const std::string& name, std::string& value, const std::string& help);
 
 // Parses the command line. std::nullopt: go on. Otherwise the program should return
 // the value: 0 after --help (printed on stdout), kUsageError after an error (printed
