@@ -1,8 +1,11 @@
 // Writing your own training loop: a 2-layer GCN on a small synthetic graph with
 // the building blocks (Graph, GCNConv, autograd, Adam) instead of the Trainer.
+// Uses the installed API only, so it builds as is in a project that does
+// find_package(Edgewise) and links edgewise::gnn (tests/install builds it so).
 #include <cstdio>
+#include <cstring>
+#include <vector>
 
-#include "edgewise/cli/flags.hpp"
 #include "edgewise/gnn/functional.hpp"
 #include "edgewise/gnn/gcn_conv.hpp"
 #include "edgewise/gnn/ops.hpp"
@@ -11,9 +14,13 @@
 #include "edgewise/gnn/trainer.hpp"
 
 int main(int argc, char** argv) {
-  // No flags: --help describes the program; anything else is an error.
-  CLI::App app("A 2-layer GCN trained by a hand-written loop (no Trainer) on a synthetic graph.", "custom_training_loop");
-  if (const std::optional<int> exit_code = edgewise::cli::parse(app, argc, argv)) return *exit_code;
+  // No flags: --help describes the program; anything else is an error (status 2).
+  if (argc > 1) {
+    const bool help = std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0;
+    std::fprintf(help ? stdout : stderr, "%scustom_training_loop: a 2-layer GCN trained by a hand-written loop (no "
+                 "Trainer) on a synthetic graph; takes no arguments\n", help ? "" : "error: ");
+    return help && argc == 2 ? 0 : 2;
+  }
   using namespace edgewise::gnn;
   // Data: a planted-partition graph; prepare() builds the Graph (CSR) and features.
   PlantedPartitionParams params;
