@@ -47,7 +47,7 @@ struct WithGenerator {
   Sampler sampler;
   gnn::Generator generator;
   py::dict sample(const py::object& seeds_in) {
-    auto seeds = as_int64(as_numpy(seeds_in, "sample", "seed_nodes"), "sample", "seed_nodes");
+    auto seeds = as_int64_vector(as_numpy(seeds_in, "sample", "seed_nodes"), "sample", "seed_nodes");
     std::span<const int64_t> view(seeds.data(), static_cast<size_t>(seeds.size()));
     gnn::MiniBatch mb;
     {
@@ -89,7 +89,8 @@ sequence of calls is reproducible.)doc")
   py::class_<PyLayerwiseSampler>(m, "LayerwiseSampler", R"doc(Layer-wise importance sampling (FastGCN / LADIES).
 
 LayerwiseSampler(graph, layer_sizes, scheme='ladies', row_normalize=True,
-add_self_loops=True, seed=0): layer_sizes[l] nodes drawn per block (outermost first)
+add_self_loops=True, seed=0): layer_sizes[l] nodes drawn per block (outermost first;
+a size above the node count is clamped to it)
 with probability from the squared column norms of D^-1/2 (A + I) D^-1/2; block edges
 carry importance weights (row-normalised unless row_normalize=False, then unbiased).)doc")
       .def(py::init([](const gnn::Graph& graph, std::vector<int64_t> sizes, const std::string& scheme,
@@ -109,12 +110,14 @@ carry importance weights (row-normalised unless row_normalize=False, then unbias
 
   py::class_<gnn::SeedSampler>(m, "SeedSampler", R"doc(Seed nodes drawn in proportion to updatable priorities.
 
-SeedSampler(priorities, stratified=True): priorities [N] float32, finite, >= 0 (0 =
-never drawn). sample(batch_size, seed) -> dict(nodes, counts, weights, draws): nodes
+SeedSampler(priorities, stratified=True): priorities [N] (1-D), finite, >= 0 (0 =
+never drawn), held as float32 (a positive float64 that float32 would round to 0 is
+refused). sample(batch_size, seed) -> dict(nodes, counts, weights, draws): nodes
 distinct ascending, weights counts / (B * P * p) so that sum(weights * f[nodes]) is an
 unbiased estimate of the population mean of f. update_priorities(nodes, values).)doc")
       .def(py::init([](const py::object& priorities, bool stratified) {
-             auto p = as_contiguous<float>(as_numpy(priorities, "SeedSampler", "priorities"));
+             auto p = as_nonnegative_float32_vector(as_numpy(priorities, "SeedSampler", "priorities"), "SeedSampler",
+                                                    "priorities");
              gnn::SeedSamplerOptions o;
              o.stratified = stratified;
              return gnn::SeedSampler(std::span<const float>(p.data(), static_cast<size_t>(p.size())), o);
@@ -139,8 +142,8 @@ weights [U] (counts / (B * P * p_i), float32) and draws [B] (in draw order).)doc
       .def("update_priorities",
            [](gnn::SeedSampler& s, const py::object& nodes_in, const py::object& values_in) {
              constexpr const char* kUpdate = "SeedSampler.update_priorities";
-             auto nodes = as_int64(as_numpy(nodes_in, kUpdate, "nodes"), kUpdate, "nodes");
-             auto values = as_contiguous<float>(as_numpy(values_in, kUpdate, "values"));
+             auto nodes = as_int64_vector(as_numpy(nodes_in, kUpdate, "nodes"), kUpdate, "nodes");
+             auto values = as_nonnegative_float32_vector(as_numpy(values_in, kUpdate, "values"), kUpdate, "values");
              s.update_priorities(std::span<const int64_t>(nodes.data(), static_cast<size_t>(nodes.size())),
                                  std::span<const float>(values.data(), static_cast<size_t>(values.size())));
            },

@@ -52,6 +52,18 @@ inline py::array_t<int64_t, py::array::c_style> as_int64(const py::array& array,
   return as_contiguous<int64_t>(array);
 }
 
+// A 1-D integer array as int64 (a 2-D array is refused, never flattened).
+inline py::array_t<int64_t, py::array::c_style> as_int64_vector(const py::array& array, const char* op,
+                                                               const char* name) {
+  EW_REQUIRE(array.ndim() == 1, op, ": ", name, " must be 1-D (got ", array.ndim(), "-D)");
+  return as_int64(array, op, name);
+}
+
+// A 1-D array of finite values >= 0 as float32. A positive value that float32 would
+// round to 0 (a float64 below 1.4e-45) is refused rather than silently made 0.
+py::array_t<float, py::array::c_style> as_nonnegative_float32_vector(const py::array& array, const char* op,
+                                                                    const char* name);
+
 // A new uninitialised array of `shape` (the output of an op).
 template <class T>
 py::array_t<T> new_array(std::initializer_list<py::ssize_t> shape) {

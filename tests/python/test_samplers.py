@@ -90,3 +90,28 @@ def test_seed_sampler_frequencies_and_updates():
         s.sample(4, 0)
     with pytest.raises(ValueError):
         s.update_priorities(np.array([5]), np.array([1], dtype=np.float32))
+
+
+def test_sampler_arguments_of_the_wrong_shape_or_range_are_refused():
+    graph, _, _ = ring_graph(n=6, k=2)
+    with pytest.raises(ValueError, match=r"SeedSampler: priorities must be 1-D \(got 2-D\)"):
+        edgewise.SeedSampler(np.ones((2, 3), np.float32))
+    # A positive float64 that float32 rounds to 0 would silently never be drawn.
+    with pytest.raises(ValueError, match=r"priorities\[1\] \(1e-50\) is positive but rounds to 0 in float32"):
+        edgewise.SeedSampler(np.array([1.0, 1e-50, 2.0]))
+    tiny = edgewise.SeedSampler(np.array([1.0, 1e-44, 0.0]))  # representable: kept
+    assert tiny.priorities[1] > 0 and tiny.population == 2
+    with pytest.raises(ValueError, match=r"update_priorities: values\[0\] \(1e-300\) is positive but rounds"):
+        tiny.update_priorities(np.array([0]), np.array([1e-300]))
+    with pytest.raises(ValueError, match=r"update_priorities: nodes must be 1-D"):
+        tiny.update_priorities(np.array([[0]]), np.array([1.0]))
+    assert tiny.priorities[0] == 1.0, "a refused update changes nothing"
+    sampler = edgewise.NeighborSampler(graph, [2])
+    with pytest.raises(ValueError, match=r"sample: seed_nodes must be 1-D \(got 2-D\)"):
+        sampler.sample(np.array([[0, 1], [2, 3]]))
+    # More draws than nodes are clamped to the node count (here 6): quick, and the same blocks.
+    big = edgewise.LayerwiseSampler(graph, [10**9], seed=3)
+    six = edgewise.LayerwiseSampler(graph, [6], seed=3)
+    a, b = big.sample(np.array([0, 1])), six.sample(np.array([0, 1]))
+    assert np.array_equal(a["blocks"][0]["src_nodes"], b["blocks"][0]["src_nodes"])
+    assert np.array_equal(a["blocks"][0]["weights"], b["blocks"][0]["weights"])

@@ -43,6 +43,9 @@ LayerwiseSampler::LayerwiseSampler(const Graph& graph, std::vector<int64_t> laye
   for (size_t l = 0; l < layer_sizes_.size(); ++l) {
     EW_REQUIRE(layer_sizes_[l] >= 1, kOp, ": layer_sizes[", l, "] (", layer_sizes_[l], ") must be >= 1");
   }
+  // More draws than nodes only repeat nodes (the estimate stays unbiased for any t),
+  // and 10^9 draws on a small graph take a minute: t is clamped to N.
+  for (int64_t& t : layer_sizes_) t = std::min(t, std::max<int64_t>(graph.num_nodes(), 1));
   device_ = options.device.value_or(graph.device());
   auto state = std::make_shared<State>();
   state->rows = sampling::sorted_rows(graph.gcn_normalized(options.add_self_loops));

@@ -107,7 +107,9 @@ struct LayerwiseSamplerOptions {
 };
 
 // layer_sizes [L]: t_l, the number of draws for block l (outermost first, as in
-// NeighborSampler; the last entry draws the seeds' neighbours), each >= 1.
+// NeighborSampler; the last entry draws the seeds' neighbours), each >= 1; a size
+// above the graph's node count N is clamped to N (layer_sizes() shows the clamped
+// values: more draws than nodes would only repeat nodes).
 //
 // Block l, destination nodes D (distinct): t = t_l nodes u_1..u_t are drawn i.i.d. from
 // q (SegmentTree::sample, Philox keyed by the generator's seed and one stream per
