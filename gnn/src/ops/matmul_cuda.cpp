@@ -7,6 +7,7 @@
 #include "edgewise/gnn/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/cuda_check.hpp"
+#include "edgewise/kernels/common/lazy_library.hpp"
 #include "ops/ops_backends.hpp"
 
 #define EW_CUBLAS_CHECK(expr)                                                                          \
@@ -19,6 +20,9 @@
     }                                                                                                  \
   } while (0)
 
+// cuBLAS is opened on first use (lazy_library.hpp), not linked.
+#define EW_CUBLAS(name) EW_LAZY_FUNCTION(EW_CUBLAS_SONAME, EW_CUBLAS_PATH, name)
+
 namespace edgewise::gnn::ops::cuda {
 
 namespace {
@@ -28,7 +32,7 @@ cublasHandle_t handle_for(int device) {
   auto it = handles.find(device);
   if (it != handles.end()) return it->second;
   cublasHandle_t h = nullptr;
-  EW_CUBLAS_CHECK(cublasCreate(&h));
+  EW_CUBLAS_CHECK(EW_CUBLAS(cublasCreate)(&h));
   handles.emplace(device, h);
   return h;
 }
@@ -44,8 +48,8 @@ void matmul(const Tensor& a, bool ta, const Tensor& b, bool tb, Tensor& c, float
   EW_CUDA_CHECK(cudaSetDevice(c.device().index));  // the handle belongs to this device
   cublasHandle_t h = handle_for(c.device().index);
   // The handle is per thread and device; the stream is whichever the engine uses now.
-  EW_CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(engine_stream(c.device()))));
-  EW_CUBLAS_CHECK(cublasSgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha,
+  EW_CUBLAS_CHECK(EW_CUBLAS(cublasSetStream)(h, static_cast<cudaStream_t>(engine_stream(c.device()))));
+  EW_CUBLAS_CHECK(EW_CUBLAS(cublasSgemm)(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha,
                               b.data(), static_cast<int>(b.cols()), a.data(), static_cast<int>(a.cols()), &beta,
                               c.data(), n));
 }

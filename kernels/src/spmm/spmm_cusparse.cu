@@ -17,7 +17,11 @@
 
 #include "common/cuda_check.hpp"
 #include "common/launch.cuh"
+#include "edgewise/kernels/common/lazy_library.hpp"
 #include "spmm/spmm_backends.hpp"
+
+// cuSPARSE is opened on first use (lazy_library.hpp), not linked.
+#define EW_CUSPARSE(name) EW_LAZY_FUNCTION(EW_CUSPARSE_SONAME, EW_CUSPARSE_PATH, name)
 
 // Every cuSPARSE call goes through this: failures throw edgewise::CudaError naming
 // file, line, statement and cuSPARSE's error.
@@ -26,8 +30,8 @@
     cusparseStatus_t ew_status_ = (expr);                                                            \
     if (ew_status_ != CUSPARSE_STATUS_SUCCESS) {                                                     \
       throw ::edgewise::CudaError(::edgewise::detail::concat(__FILE__, ":", __LINE__, ": ", #expr,  \
-                                                             " failed: ", cusparseGetErrorName(ew_status_), \
-                                                             " (", cusparseGetErrorString(ew_status_), ")")); \
+                                                             " failed: ", EW_CUSPARSE(cusparseGetErrorName)(ew_status_), \
+                                                             " (", EW_CUSPARSE(cusparseGetErrorString)(ew_status_), ")")); \
     }                                                                                                \
   } while (0)
 
@@ -47,7 +51,7 @@ class HandleCache {
     int current = 0;
     if (cudaGetDevice(&current) == cudaErrorCudartUnloading) return;
     for (auto& [device, handle] : handles_) {
-      if (cudaSetDevice(device) == cudaSuccess) (void)cusparseDestroy(handle);
+      if (cudaSetDevice(device) == cudaSuccess) (void)EW_CUSPARSE(cusparseDestroy)(handle);
     }
     (void)cudaSetDevice(current);
     (void)cudaGetLastError();
@@ -57,7 +61,7 @@ class HandleCache {
     auto it = handles_.find(device);
     if (it != handles_.end()) return it->second;
     cusparseHandle_t handle = nullptr;
-    EW_CUSPARSE_CHECK(cusparseCreate(&handle));
+    EW_CUSPARSE_CHECK(EW_CUSPARSE(cusparseCreate)(&handle));
     handles_.emplace(device, handle);
     return handle;
   }
@@ -81,9 +85,9 @@ struct Descriptors {
   Descriptors& operator=(const Descriptors&) = delete;
   ~Descriptors() { reset(); }
   void reset() {
-    if (a != nullptr) (void)cusparseDestroySpMat(a);
-    if (b != nullptr) (void)cusparseDestroyDnMat(b);
-    if (c != nullptr) (void)cusparseDestroyDnMat(c);
+    if (a != nullptr) (void)EW_CUSPARSE(cusparseDestroySpMat)(a);
+    if (b != nullptr) (void)EW_CUSPARSE(cusparseDestroyDnMat)(b);
+    if (c != nullptr) (void)EW_CUSPARSE(cusparseDestroyDnMat)(c);
     a = nullptr;
     b = nullptr;
     c = nullptr;
@@ -121,7 +125,7 @@ void spmm_cusparse(const GatherRows<T, I>& source, const RowsOut<T>& dest, int64
   EW_CUDA_CHECK(cudaSetDevice(ctx.device().index));
   cudaStream_t stream = detail::as_stream(ctx.stream());
   cusparseHandle_t handle = cusparse_handle(ctx.device().index);
-  EW_CUSPARSE_CHECK(cusparseSetStream(handle, stream));
+  EW_CUSPARSE_CHECK(EW_CUSPARSE(cusparseSetStream)(handle, stream));
 
   const EdgeScale<T>& scale = source.scale;
   const bool direct_values = scale.weights != nullptr && scale.weight_ids == nullptr && scale.degree_offsets == nullptr;
@@ -139,10 +143,10 @@ void spmm_cusparse(const GatherRows<T, I>& source, const RowsOut<T>& dest, int64
                                   : static_cast<const void*>(dest.offsets);
     const void* values = direct_values ? static_cast<const void*>(scale.weights)
                                        : static_cast<const void*>(ScratchLayout::at<T>(base, values_at));
-    EW_CUSPARSE_CHECK(cusparseCreateConstCsr(&d.a, S, N, E, row_offsets, source.indices, values, index_type,
+    EW_CUSPARSE_CHECK(EW_CUSPARSE(cusparseCreateConstCsr)(&d.a, S, N, E, row_offsets, source.indices, values, index_type,
                                              index_type, CUSPARSE_INDEX_BASE_ZERO, kValueType));
-    EW_CUSPARSE_CHECK(cusparseCreateConstDnMat(&d.b, N, C, C, source.x, kValueType, CUSPARSE_ORDER_ROW));
-    EW_CUSPARSE_CHECK(cusparseCreateDnMat(&d.c, S, C, C, dest.out, kValueType, CUSPARSE_ORDER_ROW));
+    EW_CUSPARSE_CHECK(EW_CUSPARSE(cusparseCreateConstDnMat)(&d.b, N, C, C, source.x, kValueType, CUSPARSE_ORDER_ROW));
+    EW_CUSPARSE_CHECK(EW_CUSPARSE(cusparseCreateDnMat)(&d.c, S, C, C, dest.out, kValueType, CUSPARSE_ORDER_ROW));
   };
 
   // The workspace size depends on the descriptors, whose pointers depend on the scratch:
@@ -150,7 +154,7 @@ void spmm_cusparse(const GatherRows<T, I>& source, const RowsOut<T>& dest, int64
   void* base = ctx.scratch(fixed_bytes);
   describe(base);
   size_t work_bytes = 0;
-  EW_CUSPARSE_CHECK(cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+  EW_CUSPARSE_CHECK(EW_CUSPARSE(cusparseSpMM_bufferSize)(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                             &alpha, d.a, d.b, &beta, d.c, kValueType, CUSPARSE_SPMM_ALG_DEFAULT,
                                             &work_bytes));
   const size_t work_at = layout.add<std::byte>(static_cast<int64_t>(work_bytes));
@@ -170,7 +174,7 @@ void spmm_cusparse(const GatherRows<T, I>& source, const RowsOut<T>& dest, int64
         source, E, ScratchLayout::at<T>(base, values_at));
     EW_CUDA_CHECK_LAUNCH(stream);
   }
-  EW_CUSPARSE_CHECK(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+  EW_CUSPARSE_CHECK(EW_CUSPARSE(cusparseSpMM)(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
                                  d.a, d.b, &beta, d.c, kValueType, CUSPARSE_SPMM_ALG_DEFAULT,
                                  work_bytes > 0 ? ScratchLayout::at<std::byte>(base, work_at) : nullptr));
 }
