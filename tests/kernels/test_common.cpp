@@ -1,12 +1,14 @@
 // Core types: Device parsing and queries, Buffer ownership and copies, Context scratch.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <cstdlib>
 #include <string>
 
 #include "edgewise/kernels/common/buffer.hpp"
 #include "edgewise/kernels/common/context.hpp"
 #include "edgewise/kernels/common/device.hpp"
+#include "edgewise/kernels/common/lazy_library.hpp"
 #include "edgewise/kernels/common/reduce_op.hpp"
 #include "test_support.hpp"
 
@@ -173,6 +175,27 @@ TEST(MemoryStats, LargeHostBlocksAreReusedAndNotCountedWhileCached) {
   }
   empty_host_cache();
   EXPECT_EQ(memory_stats(Device::cpu()).cached_bytes, 0u);
+}
+
+// The loader behind cuBLAS / cuSPARSE calls (EW_LAZY_FUNCTION): a symbol from a
+// library opened on first use, the fallback path when the soname is not found, and
+// errors naming the library and the symbol.
+TEST(LazyLibrary, ResolvesOnFirstUseTriesTheFallbackAndNamesWhatIsMissing) {
+  const auto cosine = reinterpret_cast<double (*)(double)>(detail::lazy_symbol("libm.so.6", "", "cos"));
+  EXPECT_EQ(cosine(0.0), 1.0);
+  EXPECT_EQ(EW_LAZY_FUNCTION("libc.so.6", "", strlen)("abc"), 3u);
+  const auto via_fallback = reinterpret_cast<double (*)(double)>(
+      detail::lazy_symbol("libedgewise_no_such_library.so.1", "libm.so.6", "sqrt"));
+  EXPECT_EQ(via_fallback(4.0), 2.0);
+  try {
+    detail::lazy_symbol("libedgewise_no_such_library.so.2", "/nonexistent/libx.so", "f");
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot load libedgewise_no_such_library.so.2 (needed for f)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(detail::lazy_symbol("libm.so.6", "", "edgewise_no_such_symbol"), std::runtime_error);
 }
 }  // namespace
 }  // namespace edgewise::test
