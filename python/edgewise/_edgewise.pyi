@@ -190,7 +190,8 @@ class LayerwiseSampler:
     Layer-wise importance sampling (FastGCN / LADIES).
     
     LayerwiseSampler(graph, layer_sizes, scheme='ladies', row_normalize=True,
-    add_self_loops=True, seed=0): layer_sizes[l] nodes drawn per block (outermost first)
+    add_self_loops=True, seed=0): layer_sizes[l] nodes drawn per block (outermost first;
+    a size above the node count is clamped to it)
     with probability from the squared column norms of D^-1/2 (A + I) D^-1/2; block edges
     carry importance weights (row-normalised unless row_normalize=False, then unbiased).
     """
@@ -211,8 +212,9 @@ class SeedSampler:
     """
     Seed nodes drawn in proportion to updatable priorities.
     
-    SeedSampler(priorities, stratified=True): priorities [N] float32, finite, >= 0 (0 =
-    never drawn). sample(batch_size, seed) -> dict(nodes, counts, weights, draws): nodes
+    SeedSampler(priorities, stratified=True): priorities [N] (1-D), finite, >= 0 (0 =
+    never drawn), held as float32 (a positive float64 that float32 would round to 0 is
+    refused). sample(batch_size, seed) -> dict(nodes, counts, weights, draws): nodes
     distinct ascending, weights counts / (B * P * p) so that sum(weights * f[nodes]) is an
     unbiased estimate of the population mean of f. update_priorities(nodes, values).
     """
