@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "bench.hpp"
-#include "edgewise/gnn/aggregate_strategy.hpp"
+#include "edgewise/gnn/message_passing/aggregate_strategy.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"
 #include "edgewise/kernels/segment_reduce.hpp"
 #include "edgewise/kernels/spmm.hpp"

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "bench.hpp"
-#include "edgewise/gnn/dataset.hpp"
-#include "edgewise/gnn/npz.hpp"
-#include "edgewise/gnn/synthetic.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
+#include "edgewise/gnn/data/npz.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
 
 namespace edgewise::bench {
 namespace {

@@ -4,8 +4,8 @@
 // EDGEWISE_CPU_ISA=baseline|avx2|avx512 times one level. GB/s counts each operand
 // read once and the output written once.
 #include "bench.hpp"
-#include "edgewise/gnn/ops.hpp"
-#include "edgewise/gnn/tensor.hpp"
+#include "edgewise/gnn/tensor/ops.hpp"
+#include "edgewise/gnn/tensor/tensor.hpp"
 
 namespace edgewise::bench {
 namespace {

@@ -12,13 +12,13 @@
 #include <string>
 
 #include "bench.hpp"
-#include "edgewise/gnn/dataset.hpp"
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/models.hpp"
-#include "edgewise/gnn/optim.hpp"
-#include "edgewise/gnn/reorder.hpp"
-#include "edgewise/gnn/synthetic.hpp"
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/nn/models.hpp"
+#include "edgewise/gnn/nn/optim.hpp"
+#include "edgewise/gnn/graph/reorder.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 #include "edgewise/kernels/spmm.hpp"
 
 namespace edgewise::bench {

@@ -10,9 +10,10 @@
 #include <unordered_map>
 
 #include "bench.hpp"
-#include "edgewise/gnn/importance_sampler.hpp"
-#include "edgewise/gnn/neighbor_sampler.hpp"
-#include "edgewise/gnn/synthetic.hpp"
+#include "edgewise/gnn/sampling/layerwise_sampler.hpp"
+#include "edgewise/gnn/sampling/seed_sampler.hpp"
+#include "edgewise/gnn/sampling/neighbor_sampler.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
 
 namespace edgewise::bench {
 namespace {

@@ -1,50 +1,145 @@
-# Fails when a source under GNN_DIR/src or GNN_DIR/include includes a kernels header that is not public
-# API: a path into kernels/src or kernels/reference, an "edgewise/kernels/..." path
-# that kernels/include does not have, or a quoted path that resolves only into
-# kernels/src (e.g. "common/launch.cuh" once kernels/src is back on the include path).
-# Run as: cmake -DGNN_DIR=<gnn> -DKERNELS_DIR=<kernels> [-DSTAMP=<file>] -P <this file>
-# (tests/layering runs it on a tree with a bad include, which must fail).
-if(NOT GNN_DIR OR NOT KERNELS_DIR)
-  message(FATAL_ERROR "EdgewiseCheckIncludes: pass -DGNN_DIR=<gnn> and -DKERNELS_DIR=<kernels>")
+# The layering of the whole tree, checked on every build that changes a source
+# (gnn/CMakeLists.txt) and by the layering tests on fixture trees that break it:
+#   kernels/          includes no edgewise/gnn header;
+#   gnn data          (src/data, include/edgewise/gnn/data) only data and kernels'
+#                     common headers (edgewise::data builds on them alone);
+#   gnn areas         in order tensor, graph, sampling, autograd, message_passing, nn,
+#                     train, dist: an area includes (public or private) only itself,
+#                     the areas before it, data, and kernels' public headers;
+#   dist              public headers only, plus its own files next to it;
+#   everything else   (python/src, tools/, apps/, examples/, benchmarks/, fuzz/, tests/)
+#                     no header under kernels/src or gnn/src: only public ones.
+# A private path is one that resolves into kernels/src or gnn/src, however spelled
+# ("common/launch.cuh", "../../kernels/src/x.hpp"). Every violation is named.
+# Run as: cmake -DROOT=<project root> [-DSTAMP=<file>] -P <this file>
+if(NOT ROOT)
+  message(FATAL_ERROR "EdgewiseCheckIncludes: pass -DROOT=<project root>")
 endif()
-set(SOURCE_DIRS ${GNN_DIR}/src ${GNN_DIR}/include)
-
+set(AREAS tensor graph sampling autograd message_passing nn train dist)
 set(violations "")
-foreach(dir IN LISTS SOURCE_DIRS)
-  file(GLOB_RECURSE sources ${dir}/*.cpp ${dir}/*.hpp ${dir}/*.h ${dir}/*.cu ${dir}/*.cuh)
+
+# rank of an area name; -1 for none (top-level headers such as version.hpp).
+function(area_rank area out)
+  list(FIND AREAS "${area}" rank)
+  set(${out} ${rank} PARENT_SCOPE)
+endfunction()
+
+# Classifies the include `path` (quoted or not) of `source`: sets kind (public_kernels,
+# public_gnn, private_kernels, private_gnn, other), area (gnn's area or "data", "" else)
+# and what (kernels' public header missing...).
+function(classify source path quoted)
+  get_filename_component(dir ${source} DIRECTORY)
+  set(kind other)
+  set(area "")
+  set(problem "")
+  if(path MATCHES "^edgewise/kernels/")
+    set(kind public_kernels)
+    if(NOT EXISTS ${ROOT}/kernels/include/${path})
+      set(problem "is not a public kernels header (kernels/include has no ${path})")
+    endif()
+    if(path MATCHES "^edgewise/kernels/common/")
+      set(area common)
+    endif()
+  elseif(path MATCHES "^edgewise/gnn/")
+    set(kind public_gnn)
+    if(path MATCHES "^edgewise/gnn/([a-z_]+)/")
+      set(area ${CMAKE_MATCH_1})
+    endif()
+  elseif(quoted)
+    set(resolved "")
+    if(EXISTS ${dir}/${path})
+      get_filename_component(resolved ${dir}/${path} ABSOLUTE)
+    elseif(EXISTS ${ROOT}/gnn/src/${path})
+      get_filename_component(resolved ${ROOT}/gnn/src/${path} ABSOLUTE)
+    elseif(EXISTS ${ROOT}/kernels/src/${path})
+      get_filename_component(resolved ${ROOT}/kernels/src/${path} ABSOLUTE)
+    endif()
+    get_filename_component(root_abs ${ROOT} ABSOLUTE)
+    if(resolved MATCHES "^${root_abs}/gnn/src/([a-z_]+)/")
+      set(kind private_gnn)
+      set(area ${CMAKE_MATCH_1})
+    elseif(resolved MATCHES "^${root_abs}/kernels/src/")
+      set(kind private_kernels)
+    endif()
+  endif()
+  set(kind ${kind} PARENT_SCOPE)
+  set(area ${area} PARENT_SCOPE)
+  set(problem "${problem}" PARENT_SCOPE)
+endfunction()
+
+# check(<group> <dirs...>): every source under the dirs against the group's rule.
+# group: kernels | data | <area> | consumer
+function(check group)
+  set(sources "")
+  foreach(d IN LISTS ARGN)
+    if(EXISTS ${d})
+      file(GLOB_RECURSE found ${d}/*.cpp ${d}/*.hpp ${d}/*.h ${d}/*.cu ${d}/*.cuh)
+      list(APPEND sources ${found})
+    endif()
+  endforeach()
+  area_rank("${group}" own_rank)
   foreach(source IN LISTS sources)
     file(STRINGS ${source} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
-    get_filename_component(source_dir ${source} DIRECTORY)
     foreach(line IN LISTS lines)
       string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">].*$" "\\1" path "${line}")
-      set(bad "")
-      if(path MATCHES "kernels/(src|reference)/")
-        set(bad "reaches into kernels' private sources")
-      elseif(path MATCHES "^edgewise/kernels/")
-        if(NOT EXISTS ${KERNELS_DIR}/include/${path})
-          set(bad "is not a public kernels header (kernels/include has no ${path})")
-        endif()
-      elseif(line MATCHES "\"" AND EXISTS ${KERNELS_DIR}/src/${path})
-        set(own FALSE)
-        foreach(own_dir IN LISTS SOURCE_DIRS source_dir)
-          if(EXISTS ${own_dir}/${path})
-            set(own TRUE)
+      set(quoted FALSE)
+      if(line MATCHES "\"")
+        set(quoted TRUE)
+      endif()
+      classify(${source} "${path}" ${quoted})
+      set(bad "${problem}")
+      if(NOT bad)
+        if(group STREQUAL "kernels")
+          if(kind MATCHES "gnn")
+            set(bad "reaches into gnn/ (kernels/ never includes the engine)")
           endif()
-        endforeach()
-        if(NOT own)
-          set(bad "resolves only into kernels/src")
+        elseif(group STREQUAL "data")
+          if(kind MATCHES "kernels" AND NOT area STREQUAL "common")
+            set(bad "is not one of kernels' common headers (edgewise::data uses only those)")
+          elseif(kind STREQUAL "private_kernels")
+            set(bad "reaches into kernels/src")
+          elseif(kind MATCHES "gnn" AND NOT area STREQUAL "data")
+            set(bad "is engine code (${area}): data includes only data and kernels' common headers")
+          endif()
+        elseif(group STREQUAL "consumer")
+          if(kind MATCHES "^private")
+            set(bad "reaches into a library's src/ (use its public headers)")
+          endif()
+        else()  # an area of the engine
+          if(kind STREQUAL "private_kernels")
+            set(bad "reaches into kernels/src (the engine uses kernels' public headers only)")
+          elseif(kind MATCHES "gnn" AND NOT area STREQUAL "data" AND NOT area STREQUAL "")
+            area_rank("${area}" rank)
+            if(rank LESS 0)
+              set(bad "names no area of the engine")
+            elseif(group STREQUAL "dist" AND kind STREQUAL "private_gnn" AND NOT area STREQUAL "dist")
+              set(bad "reaches into gnn/src/${area} (dist uses public headers only)")
+            elseif(rank GREATER own_rank)
+              set(bad "is area '${area}', which comes after '${group}' (order: ${AREAS})")
+            endif()
+          endif()
         endif()
       endif()
       if(bad)
-        string(APPEND violations "  ${source}: #include \"${path}\" ${bad}\n")
+        file(RELATIVE_PATH shown ${ROOT} ${source})
+        string(APPEND violations "  ${shown}: #include \"${path}\" ${bad}\n")
       endif()
     endforeach()
   endforeach()
+  set(violations "${violations}" PARENT_SCOPE)
+endfunction()
+
+check(kernels ${ROOT}/kernels/src ${ROOT}/kernels/include)
+check(data ${ROOT}/gnn/src/data ${ROOT}/gnn/include/edgewise/gnn/data)
+foreach(area IN LISTS AREAS)
+  check(${area} ${ROOT}/gnn/src/${area} ${ROOT}/gnn/include/edgewise/gnn/${area})
 endforeach()
+check(consumer ${ROOT}/python/src ${ROOT}/tools ${ROOT}/apps ${ROOT}/examples ${ROOT}/benchmarks ${ROOT}/fuzz
+      ${ROOT}/tests/common ${ROOT}/tests/kernels ${ROOT}/tests/gnn ${ROOT}/tests/dist ${ROOT}/tests/install)
+# Top-level engine files (gnn/src/version.cpp, include/edgewise/gnn/*.hpp) may include anything public.
 
 if(violations)
-  message(FATAL_ERROR "gnn/ may include only public kernels headers (edgewise/kernels/...):\n${violations}"
-                      "Make what is needed public API under kernels/include/edgewise/kernels/, or the engine's own code.")
+  message(FATAL_ERROR "Includes that break the layering (cmake/EdgewiseCheckIncludes.cmake):\n${violations}")
 endif()
 if(STAMP)
   file(TOUCH ${STAMP})

@@ -3,7 +3,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS edgewise_kernels edgewise_gnn EXPORT EdgewiseTargets
+install(TARGETS edgewise_kernels edgewise_kernels_headers edgewise_data edgewise_gnn EXPORT EdgewiseTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}

@@ -6,12 +6,12 @@
 #include <cstring>
 #include <vector>
 
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/gcn_conv.hpp"
-#include "edgewise/gnn/ops.hpp"
-#include "edgewise/gnn/optim.hpp"
-#include "edgewise/gnn/synthetic.hpp"
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/nn/gcn_conv.hpp"
+#include "edgewise/gnn/tensor/ops.hpp"
+#include "edgewise/gnn/nn/optim.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 
 int main(int argc, char** argv) {
   // No flags: --help describes the program; anything else is an error (status 2).

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "edgewise/cli/flags.hpp"
-#include "edgewise/gnn/dataset_spec.hpp"
-#include "edgewise/gnn/minibatch_trainer.hpp"
+#include "edgewise/gnn/data/dataset_spec.hpp"
+#include "edgewise/gnn/train/minibatch_trainer.hpp"
 
 namespace {
 

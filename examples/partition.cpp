@@ -14,7 +14,7 @@
 #include "edgewise/cli/dataset_flags.hpp"
 #include "edgewise/cli/flags.hpp"
 #include "edgewise/cli/json_file.hpp"
-#include "edgewise/gnn/dataset_spec.hpp"
+#include "edgewise/gnn/data/dataset_spec.hpp"
 #include "edgewise/gnn/dist/partition.hpp"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "edgewise/cli/json_file.hpp"
-#include "edgewise/gnn/link_prediction.hpp"
+#include "edgewise/gnn/train/link_prediction.hpp"
 
 namespace edgewise::examples {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "edgewise/gnn/dataset.hpp"
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 
 namespace edgewise::examples {
 

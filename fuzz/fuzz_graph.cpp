@@ -16,7 +16,7 @@
 #include <tuple>
 #include <vector>
 
-#include "edgewise/gnn/graph.hpp"
+#include "edgewise/gnn/graph/graph.hpp"
 
 using edgewise::gnn::Graph;
 

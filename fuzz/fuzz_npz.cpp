@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "edgewise/gnn/npz.hpp"
+#include "edgewise/gnn/data/npz.hpp"
 #include "memory_file.hpp"
 
 using edgewise::gnn::DataFileError;

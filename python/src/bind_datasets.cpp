@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "edgewise/gnn/dataset.hpp"
-#include "edgewise/gnn/npz.hpp"
-#include "edgewise/gnn/synthetic.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
+#include "edgewise/gnn/data/npz.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
 
 namespace edgewise::python {
 

@@ -2,7 +2,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include "edgewise/gnn/ops.hpp"
+#include "edgewise/gnn/tensor/ops.hpp"
 #include "numpy_interop.hpp"
 
 namespace edgewise::python {

@@ -4,8 +4,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "edgewise/gnn/aggregate.hpp"
-#include "edgewise/gnn/graph.hpp"
+#include "edgewise/gnn/message_passing/aggregate.hpp"
+#include "edgewise/gnn/graph/graph.hpp"
 #include "numpy_interop.hpp"
 
 namespace edgewise::python {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/graph_classification.hpp"
+#include "edgewise/gnn/train/graph_classification.hpp"
 #include "numpy_interop.hpp"
 
 namespace edgewise::python {

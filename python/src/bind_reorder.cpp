@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "edgewise/gnn/reorder.hpp"
+#include "edgewise/gnn/graph/reorder.hpp"
 #include "numpy_interop.hpp"
 
 namespace edgewise::python {

@@ -4,8 +4,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "edgewise/gnn/importance_sampler.hpp"
-#include "edgewise/gnn/neighbor_sampler.hpp"
+#include "edgewise/gnn/sampling/layerwise_sampler.hpp"
+#include "edgewise/gnn/sampling/seed_sampler.hpp"
+#include "edgewise/gnn/sampling/neighbor_sampler.hpp"
 #include "numpy_interop.hpp"
 
 namespace edgewise::python {

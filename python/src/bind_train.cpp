@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/dataset.hpp"
-#include "edgewise/gnn/dataset_spec.hpp"
-#include "edgewise/gnn/models.hpp"
-#include "edgewise/gnn/reorder.hpp"
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
+#include "edgewise/gnn/data/dataset_spec.hpp"
+#include "edgewise/gnn/nn/models.hpp"
+#include "edgewise/gnn/graph/reorder.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 #include "numpy_interop.hpp"
 
 namespace edgewise::python {

@@ -9,11 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "edgewise/gnn/dataset.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
 #include "edgewise/gnn/dist/trainer.hpp"
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/minibatch_trainer.hpp"
-#include "edgewise/gnn/synthetic.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/train/minibatch_trainer.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <set>
 
 #include "edgewise/gnn/dist/partition.hpp"
-#include "edgewise/gnn/npz_writer.hpp"
-#include "edgewise/gnn/synthetic.hpp"
+#include "edgewise/gnn/data/npz_writer.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/autograd.hpp"
+#include "edgewise/gnn/autograd/autograd.hpp"
 
 namespace edgewise::test {
 

@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "edgewise/gnn/aggregate.hpp"
-#include "edgewise/gnn/functional.hpp"
+#include "edgewise/gnn/message_passing/aggregate.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
 #include "gradcheck.hpp"
 #include "test_support.hpp"
 

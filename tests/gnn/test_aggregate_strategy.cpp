@@ -7,8 +7,8 @@
 #include <chrono>
 #include <random>
 
-#include "edgewise/gnn/aggregate.hpp"
-#include "edgewise/gnn/aggregate_strategy.hpp"
+#include "edgewise/gnn/message_passing/aggregate.hpp"
+#include "edgewise/gnn/message_passing/aggregate_strategy.hpp"
 
 namespace edgewise::test {
 namespace {

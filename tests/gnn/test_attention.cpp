@@ -7,12 +7,12 @@
 #include <cmath>
 #include <functional>
 
-#include "edgewise/gnn/attention.hpp"
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/gat_conv.hpp"
-#include "edgewise/gnn/models.hpp"
-#include "edgewise/gnn/ops.hpp"
-#include "edgewise/gnn/optim.hpp"
+#include "edgewise/gnn/message_passing/attention.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/nn/gat_conv.hpp"
+#include "edgewise/gnn/nn/models.hpp"
+#include "edgewise/gnn/tensor/ops.hpp"
+#include "edgewise/gnn/nn/optim.hpp"
 #include "gradcheck.hpp"
 #include "test_support.hpp"
 

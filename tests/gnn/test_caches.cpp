@@ -5,7 +5,7 @@
 #include <set>
 #include <thread>
 
-#include "edgewise/gnn/gcn_conv.hpp"
+#include "edgewise/gnn/nn/gcn_conv.hpp"
 #include "test_support.hpp"
 
 namespace edgewise::test {

@@ -13,11 +13,11 @@
 #include <iterator>
 #include <sstream>
 
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/minibatch_trainer.hpp"
-#include "edgewise/gnn/npz_writer.hpp"
-#include "edgewise/gnn/synthetic.hpp"
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/train/minibatch_trainer.hpp"
+#include "edgewise/gnn/data/npz_writer.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 #include "npz_writer.hpp"
 #include "test_support.hpp"
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/dataset.hpp"
-#include "edgewise/gnn/dataset_spec.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
+#include "edgewise/gnn/data/dataset_spec.hpp"
 #include "npz_writer.hpp"
 
 namespace edgewise::test {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/dataset.hpp"
-#include "edgewise/gnn/synthetic.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
 #include "npz_writer.hpp"
 #include "test_support.hpp"
 

@@ -11,7 +11,7 @@
 #include <limits>
 #include <tuple>
 
-#include "edgewise/gnn/ops.hpp"
+#include "edgewise/gnn/tensor/ops.hpp"
 #include "edgewise/kernels/common/philox.hpp"
 #include "edgewise/kernels/cpu_isa.hpp"
 #include "test_support.hpp"

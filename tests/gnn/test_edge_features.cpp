@@ -7,10 +7,10 @@
 #include <limits>
 #include <tuple>
 
-#include "edgewise/gnn/dataset.hpp"
-#include "edgewise/gnn/edge_messages.hpp"
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/gine_conv.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
+#include "edgewise/gnn/message_passing/edge_messages.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/nn/gine_conv.hpp"
 #include "gradcheck.hpp"
 #include "test_support.hpp"
 

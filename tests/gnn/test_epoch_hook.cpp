@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/synthetic.hpp"
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 
 namespace edgewise::test {
 namespace {

@@ -7,7 +7,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "edgewise/gnn/graph.hpp"
+#include "edgewise/gnn/graph/graph.hpp"
 #include "test_support.hpp"
 
 namespace edgewise::test {

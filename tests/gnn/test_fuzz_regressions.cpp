@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/dataset.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
 #include "npz_writer.hpp"
 
 namespace edgewise::test {

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <set>
 
-#include "edgewise/gnn/batch_norm.hpp"
-#include "edgewise/gnn/graph_classification.hpp"
-#include "edgewise/gnn/pooling.hpp"
+#include "edgewise/gnn/nn/batch_norm.hpp"
+#include "edgewise/gnn/train/graph_classification.hpp"
+#include "edgewise/gnn/message_passing/pooling.hpp"
 #include "gradcheck.hpp"
 #include "segment_reduce_ref.hpp"
 #include "test_support.hpp"

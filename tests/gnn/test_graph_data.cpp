@@ -8,9 +8,9 @@
 #include <map>
 #include <set>
 
-#include "edgewise/gnn/graph_batch.hpp"
-#include "edgewise/gnn/graph_dataset.hpp"
-#include "edgewise/gnn/npz_writer.hpp"
+#include "edgewise/gnn/graph/graph_batch.hpp"
+#include "edgewise/gnn/data/graph_dataset.hpp"
+#include "edgewise/gnn/data/npz_writer.hpp"
 #include "npz_writer.hpp"
 
 namespace edgewise::test {

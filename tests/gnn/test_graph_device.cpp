@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/graph.hpp"
+#include "edgewise/gnn/graph/graph.hpp"
 #include "test_support.hpp"
 
 namespace edgewise::test {

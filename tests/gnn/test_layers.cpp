@@ -4,11 +4,11 @@
 
 #include <cmath>
 
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/gcn_conv.hpp"
-#include "edgewise/gnn/gin_conv.hpp"
-#include "edgewise/gnn/models.hpp"
-#include "edgewise/gnn/sage_conv.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/nn/gcn_conv.hpp"
+#include "edgewise/gnn/nn/gin_conv.hpp"
+#include "edgewise/gnn/nn/models.hpp"
+#include "edgewise/gnn/nn/sage_conv.hpp"
 #include "gradcheck.hpp"
 #include "test_support.hpp"
 

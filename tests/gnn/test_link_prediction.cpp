@@ -9,9 +9,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "edgewise/gnn/link_prediction.hpp"
-#include "edgewise/gnn/synthetic.hpp"
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/train/link_prediction.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 #include "gradcheck.hpp"
 #include "test_support.hpp"
 

@@ -8,9 +8,9 @@
 
 #include <numeric>
 
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/minibatch_trainer.hpp"
-#include "edgewise/gnn/synthetic.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/train/minibatch_trainer.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
 #include "test_support.hpp"
 
 namespace edgewise::test {

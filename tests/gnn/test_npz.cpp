@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/npz.hpp"
+#include "edgewise/gnn/data/npz.hpp"
 #include "npz_writer.hpp"
 #include "test_support.hpp"
 

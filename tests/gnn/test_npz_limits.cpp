@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/dataset.hpp"
-#include "edgewise/gnn/npz.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
+#include "edgewise/gnn/data/npz.hpp"
 #include "npz_writer.hpp"
 #include "test_support.hpp"
 

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <limits>
 
-#include "edgewise/gnn/autograd.hpp"
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/ops.hpp"
+#include "edgewise/gnn/autograd/autograd.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/tensor/ops.hpp"
 #include "gradcheck.hpp"
 #include "test_support.hpp"
 

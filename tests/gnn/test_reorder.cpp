@@ -8,10 +8,10 @@
 #include <numeric>
 #include <random>
 
-#include "edgewise/gnn/aggregate.hpp"
-#include "edgewise/gnn/reorder.hpp"
-#include "edgewise/gnn/synthetic.hpp"
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/message_passing/aggregate.hpp"
+#include "edgewise/gnn/graph/reorder.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 
 namespace edgewise::test {
 namespace {

@@ -11,9 +11,10 @@
 #include <numeric>
 #include <set>
 
-#include "edgewise/gnn/graph.hpp"
-#include "edgewise/gnn/importance_sampler.hpp"
-#include "edgewise/gnn/neighbor_sampler.hpp"
+#include "edgewise/gnn/graph/graph.hpp"
+#include "edgewise/gnn/sampling/layerwise_sampler.hpp"
+#include "edgewise/gnn/sampling/seed_sampler.hpp"
+#include "edgewise/gnn/sampling/neighbor_sampler.hpp"
 #include "test_support.hpp"
 
 namespace edgewise::test {

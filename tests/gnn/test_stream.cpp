@@ -8,9 +8,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "edgewise/gnn/importance_sampler.hpp"
-#include "edgewise/gnn/neighbor_sampler.hpp"
-#include "edgewise/gnn/stream.hpp"
+#include "edgewise/gnn/sampling/layerwise_sampler.hpp"
+#include "edgewise/gnn/sampling/seed_sampler.hpp"
+#include "edgewise/gnn/sampling/neighbor_sampler.hpp"
+#include "edgewise/gnn/tensor/stream.hpp"
 #include "test_support.hpp"
 
 namespace edgewise::gnn {

@@ -9,8 +9,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "edgewise/gnn/synthetic.hpp"
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 #include "npz_writer.hpp"
 #include "test_support.hpp"
 

@@ -18,7 +18,7 @@
 #include "test_support.hpp"
 // The EW_HD core itself, for targets no random draw reliably reaches (u at and
 // beyond the total). It is private to kernels/, hence the relative path.
-#include "../../kernels/src/segment_tree/segment_tree_core.hpp"
+#include "edgewise/kernels/common/sum_tree_descent.hpp"
 
 namespace edgewise::test {
 namespace {

@@ -1,9 +1,9 @@
 // The tape: gradient accumulation, recording and the reverse topological walk.
-#include "edgewise/gnn/autograd.hpp"
+#include "edgewise/gnn/autograd/autograd.hpp"
 
 #include <unordered_set>
 
-#include "edgewise/gnn/ops.hpp"
+#include "edgewise/gnn/tensor/ops.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {

@@ -1,9 +1,9 @@
 // Differentiable dense ops: forward with ops::, backward recorded as a Node.
-#include "edgewise/gnn/functional.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
 
 #include <utility>
 
-#include "edgewise/gnn/ops.hpp"
+#include "edgewise/gnn/tensor/ops.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {

@@ -1,5 +1,5 @@
 // CsrMatrix: dense <-> CSR conversion, density, contract validation.
-#include "edgewise/gnn/csr_matrix.hpp"
+#include "edgewise/gnn/data/csr_matrix.hpp"
 
 #include <limits>
 

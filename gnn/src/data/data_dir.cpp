@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <system_error>
 
-#include "edgewise/gnn/dataset.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
 
 namespace edgewise::gnn {
 

@@ -1,5 +1,5 @@
 // Dataset and Features: format conversion and contract validation.
-#include "edgewise/gnn/dataset.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,11 +1,11 @@
 // Dataset specs shared by edgewise-train and the Python train(): names, paths, generators.
-#include "edgewise/gnn/dataset_spec.hpp"
+#include "edgewise/gnn/data/dataset_spec.hpp"
 
 #include <charconv>
 #include <filesystem>
 #include <vector>
 
-#include "edgewise/gnn/synthetic.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "edgewise/gnn/dataset.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
 
 namespace edgewise::gnn {
 

@@ -9,9 +9,9 @@
 #include "data/finite_scan.hpp"
 #include "data/formats/formats.hpp"
 #include "data/nonzero_scan.hpp"
-#include "edgewise/gnn/dataset.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
 #include "edgewise/kernels/common/check.hpp"
-#include "io/npy_shape.hpp"
+#include "data/io/npy_shape.hpp"
 
 namespace edgewise::gnn {
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "edgewise/gnn/csr_matrix.hpp"
+#include "edgewise/gnn/data/csr_matrix.hpp"
 
 namespace edgewise::gnn {
 

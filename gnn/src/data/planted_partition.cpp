@@ -4,10 +4,10 @@
 #include <cmath>
 #include <numeric>
 
-#include "data/counter_rng.hpp"
+#include "edgewise/kernels/common/counter_rng.hpp"
 #include "data/edge_list.hpp"
 #include "data/parallel.hpp"
-#include "edgewise/gnn/synthetic.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {

@@ -13,7 +13,7 @@
 #include "edgewise/kernels/common/memory.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #if EDGEWISE_WITH_NCCL
-#include "dist/nccl_collectives.hpp"
+#include "nccl_collectives.hpp"
 #endif
 
 namespace edgewise::gnn::dist {

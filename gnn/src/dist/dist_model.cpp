@@ -3,7 +3,7 @@
 // before every layer after the first and the owned rows kept after each layer.
 #include "edgewise/gnn/dist/trainer.hpp"
 #include "edgewise/kernels/common/check.hpp"
-#include "nn/conv_stack.hpp"
+#include "edgewise/gnn/nn/conv_stack.hpp"
 
 namespace edgewise::gnn::dist {
 

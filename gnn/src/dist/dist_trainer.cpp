@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <string>
 
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/ops.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/tensor/ops.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/memory.hpp"
-#include "train/epoch_loop.hpp"
-#include "train/epoch_selection.hpp"
-#include "train/loss_guard.hpp"
+#include "edgewise/gnn/train/epoch_loop.hpp"
+#include "edgewise/gnn/train/epoch_selection.hpp"
+#include "edgewise/gnn/train/loss_guard.hpp"
 
 namespace edgewise::gnn::dist {
 

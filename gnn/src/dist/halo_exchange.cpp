@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/ops.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/tensor/ops.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/spmm.hpp"
 

@@ -4,9 +4,9 @@
 
 #include "edgewise/gnn/dist/halo_exchange.hpp"
 #include "edgewise/kernels/common/check.hpp"
-#include "ops/dropout_core.hpp"
+#include "edgewise/gnn/tensor/dropout_core.hpp"
 #if EDGEWISE_WITH_CUDA
-#include "dist/keyed_dropout_backend.hpp"
+#include "keyed_dropout_backend.hpp"
 #endif
 
 namespace edgewise::gnn::dist {

@@ -4,8 +4,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "dist/keyed_dropout_backend.hpp"
-#include "ops/dropout_core.hpp"
+#include "keyed_dropout_backend.hpp"
+#include "edgewise/gnn/tensor/dropout_core.hpp"
 
 namespace edgewise::gnn::dist {
 

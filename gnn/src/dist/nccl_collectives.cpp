@@ -1,5 +1,5 @@
 // NCCL collectives: all-reduce and grouped point-to-point rows between device buffers.
-#include "dist/nccl_collectives.hpp"
+#include "nccl_collectives.hpp"
 
 #include <cuda_runtime.h>
 #include <nccl.h>

@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "edgewise/gnn/dist/partition.hpp"
-#include "edgewise/gnn/npz_writer.hpp"
+#include "edgewise/gnn/data/npz_writer.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn::dist {

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "edgewise/kernels/common/check.hpp"
-#include "ops/engine_copy.hpp"
+#include "tensor/engine_copy.hpp"
 
 namespace edgewise::gnn {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "edgewise/gnn/graph.hpp"
+#include "edgewise/gnn/graph/graph.hpp"
 
 namespace edgewise::gnn {
 

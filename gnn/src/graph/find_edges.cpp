@@ -13,7 +13,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "edgewise/gnn/graph.hpp"
+#include "edgewise/gnn/graph/graph.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/galloping_search.hpp"
 

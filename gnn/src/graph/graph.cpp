@@ -1,14 +1,14 @@
 // Graph construction (sort by destination + offsets), derived graphs and transfers.
 // Everything runs on the device the edges are on, through the kernels' primitives
 // and the steps in graph_build.hpp, on the engine's stream; to() moves a graph.
-#include "edgewise/gnn/graph.hpp"
+#include "edgewise/gnn/graph/graph.hpp"
 
 #include <atomic>
 #include <cmath>
 #include <numeric>
 #include <type_traits>
 
-#include "edgewise/gnn/stream.hpp"
+#include "edgewise/gnn/tensor/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/offsets_from_keys.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"
@@ -16,7 +16,7 @@
 #include "edgewise/kernels/sort_by_key.hpp"
 #include "graph/edge_attr.hpp"
 #include "graph/graph_build.hpp"
-#include "ops/engine_copy.hpp"
+#include "tensor/engine_copy.hpp"
 
 namespace edgewise::gnn {
 

@@ -7,7 +7,7 @@
 #include "edgewise/kernels/common/buffer.hpp"
 #include "graph/graph_build.hpp"
 #include "graph/graph_build_core.hpp"
-#include "ops/for_each_cuda.cuh"
+#include "tensor/for_each_cuda.cuh"
 
 namespace edgewise::gnn::graph_build::cuda {
 

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <numeric>
 
-#include "edgewise/gnn/graph.hpp"
+#include "edgewise/gnn/graph/graph.hpp"
 #include "edgewise/kernels/common/check.hpp"
-#include "ops/engine_copy.hpp"
+#include "tensor/engine_copy.hpp"
 
 namespace edgewise::gnn {
 

@@ -1,6 +1,6 @@
 // Node orderings (degree, reverse Cuthill–McKee) and applying a permutation to a
 // graph, a dataset and per-node results (see reorder.hpp).
-#include "edgewise/gnn/reorder.hpp"
+#include "edgewise/gnn/graph/reorder.hpp"
 
 #include <algorithm>
 #include <cstdlib>

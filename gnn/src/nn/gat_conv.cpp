@@ -1,10 +1,10 @@
 // GATConv and GATv2Conv: projections, per-edge scores (sddmm), edge softmax, attention
 // dropout, multi-head aggregation, head concat / mean, bias.
-#include "edgewise/gnn/gat_conv.hpp"
+#include "edgewise/gnn/nn/gat_conv.hpp"
 
-#include "edgewise/gnn/attention.hpp"
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/init.hpp"
+#include "edgewise/gnn/message_passing/attention.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/nn/init.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {

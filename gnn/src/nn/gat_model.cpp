@@ -1,9 +1,9 @@
 // GAT node classifier: input dropout, GATConv layers with ELU and dropout between them.
 #include "nn/gat_model.hpp"
 
-#include "edgewise/gnn/attention.hpp"
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/gat_conv.hpp"
+#include "edgewise/gnn/message_passing/attention.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/nn/gat_conv.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "edgewise/gnn/models.hpp"
+#include "edgewise/gnn/nn/models.hpp"
 
 namespace edgewise::gnn {
 

@@ -1,9 +1,9 @@
 // GCNConv: x W and propagation over the cached normalised graph (in the cheaper
 // order for dense x), bias.
-#include "edgewise/gnn/gcn_conv.hpp"
+#include "edgewise/gnn/nn/gcn_conv.hpp"
 
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/init.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/nn/init.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {

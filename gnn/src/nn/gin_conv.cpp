@@ -1,7 +1,7 @@
 // GINConv: (1 + eps) h + sum of neighbours' h, with h = x W1 taken before the sum.
-#include "edgewise/gnn/gin_conv.hpp"
+#include "edgewise/gnn/nn/gin_conv.hpp"
 
-#include "edgewise/gnn/functional.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
 
 namespace edgewise::gnn {
 

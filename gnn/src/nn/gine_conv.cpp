@@ -1,8 +1,8 @@
 // GINEConv: per-edge messages ReLU(x_j + lin(e_ji)) summed by destination, then GIN's update.
-#include "edgewise/gnn/gine_conv.hpp"
+#include "edgewise/gnn/nn/gine_conv.hpp"
 
-#include "edgewise/gnn/edge_messages.hpp"
-#include "edgewise/gnn/functional.hpp"
+#include "edgewise/gnn/message_passing/edge_messages.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {

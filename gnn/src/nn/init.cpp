@@ -1,5 +1,5 @@
 // Seeded parameter initialisation (host draw, then one copy to the device).
-#include "edgewise/gnn/init.hpp"
+#include "edgewise/gnn/nn/init.hpp"
 
 #include <cmath>
 #include <vector>

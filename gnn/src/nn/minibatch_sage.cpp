@@ -1,6 +1,6 @@
 // MiniBatchSAGE: one SAGEConv stack, run on sampled blocks or on the full graph.
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/minibatch_trainer.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/nn/minibatch_sage.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {

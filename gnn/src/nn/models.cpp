@@ -1,9 +1,9 @@
 // GCN, GraphSAGE and GIN node classifiers: a stack of convolutions with dropout and ReLU.
-#include "edgewise/gnn/models.hpp"
+#include "edgewise/gnn/nn/models.hpp"
 
-#include "edgewise/gnn/functional.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
 #include "edgewise/kernels/common/check.hpp"
-#include "nn/conv_stack.hpp"
+#include "edgewise/gnn/nn/conv_stack.hpp"
 #include "nn/gat_model.hpp"
 
 namespace edgewise::gnn {

@@ -1,12 +1,10 @@
-// Module helpers and the Linear layer.
-#include "edgewise/gnn/module.hpp"
+// Module: moving parameters, counting them, weight-decay groups.
+#include "edgewise/gnn/nn/module.hpp"
 
 #include <algorithm>
 
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/init.hpp"
-#include "edgewise/gnn/linear.hpp"
-#include "edgewise/gnn/stream.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/tensor/stream.hpp"
 
 namespace edgewise::gnn {
 
@@ -74,36 +72,6 @@ int64_t Module::num_parameters() const {
   int64_t n = 0;
   for (const Variable& p : parameters()) n += p.value().numel();
   return n;
-}
-
-Linear::Linear(int64_t in_features, int64_t out_features, Generator& generator, bool bias, WeightInit init,
-               Device device) {
-  Tensor w = init == WeightInit::Glorot ? init::glorot_uniform(in_features, out_features, generator, device)
-                                        : init::linear_default(in_features, in_features, out_features, generator, device);
-  weight_ = parameter(w, "linear.weight");
-  if (bias) {
-    Tensor b = init == WeightInit::Glorot ? Tensor::zeros(1, out_features, device)
-                                          : init::linear_default(in_features, 1, out_features, generator, device);
-    bias_ = parameter(b, "linear.bias");
-  }
-}
-
-Variable Linear::forward(const Variable& x) const {
-  Variable y = matmul(x, weight_);
-  return bias_.defined() ? add_bias(y, bias_) : y;
-}
-
-NamedParameters Linear::named_parameters() const {
-  NamedParameters named{{"weight", weight_}};
-  if (bias_.defined()) named.emplace_back("bias", bias_);
-  return named;
-}
-
-std::vector<Variable> Linear::parameters() const { return parameter_values(named_parameters()); }
-
-std::string Linear::describe() const {
-  return "Linear(" + std::to_string(in_features()) + " -> " + std::to_string(out_features()) +
-         (bias_.defined() ? ", bias" : "") + ")";
 }
 
 }  // namespace edgewise::gnn

@@ -1,9 +1,9 @@
 // SAGEConv: aggregate neighbours (mean / sum / max-pool / var / std), transform, add the root term.
-#include "edgewise/gnn/sage_conv.hpp"
+#include "edgewise/gnn/nn/sage_conv.hpp"
 
 #include <type_traits>
 
-#include "edgewise/gnn/functional.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {

@@ -1,5 +1,5 @@
 // StateDict: an insertion-ordered list of named tensors (small; lookups are linear).
-#include "edgewise/gnn/state_dict.hpp"
+#include "edgewise/gnn/nn/state_dict.hpp"
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "edgewise/gnn/importance_sampler.hpp"
+#include "edgewise/gnn/sampling/layerwise_sampler.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/philox.hpp"
 #include "edgewise/kernels/galloping_search.hpp"

@@ -1,6 +1,6 @@
 // NeighborSampler: per-layer uniform in-neighbour sampling without replacement
 // (Floyd's algorithm on Philox draws), relabelled into CSR blocks.
-#include "edgewise/gnn/neighbor_sampler.hpp"
+#include "edgewise/gnn/sampling/neighbor_sampler.hpp"
 
 #include <algorithm>
 #include <numeric>

@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "edgewise/gnn/neighbor_sampler.hpp"
+#include "edgewise/gnn/sampling/neighbor_sampler.hpp"
 
 namespace edgewise::gnn::sampling {
 

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <numeric>
 
-#include "edgewise/gnn/importance_sampler.hpp"
-#include "edgewise/gnn/stream.hpp"
+#include "edgewise/gnn/sampling/seed_sampler.hpp"
+#include "edgewise/gnn/tensor/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
-#include "ops/engine_copy.hpp"
+#include "tensor/engine_copy.hpp"
 
 namespace edgewise::gnn {
 

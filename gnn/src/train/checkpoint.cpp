@@ -26,7 +26,7 @@
 #include <filesystem>
 #include <set>
 
-#include "edgewise/gnn/npz_writer.hpp"
+#include "edgewise/gnn/data/npz_writer.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn::train_detail {

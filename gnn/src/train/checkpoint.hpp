@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/importance_sampler.hpp"
-#include "edgewise/gnn/optim.hpp"
-#include "edgewise/gnn/random.hpp"
-#include "edgewise/gnn/state_dict.hpp"
-#include "edgewise/gnn/trainer.hpp"
-#include "train/epoch_selection.hpp"
+#include "edgewise/gnn/sampling/seed_sampler.hpp"
+#include "edgewise/gnn/nn/optim.hpp"
+#include "edgewise/gnn/tensor/random.hpp"
+#include "edgewise/gnn/nn/state_dict.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
+#include "edgewise/gnn/train/epoch_selection.hpp"
 
 namespace edgewise::gnn::train_detail {
 

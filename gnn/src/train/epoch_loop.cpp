@@ -1,5 +1,5 @@
 // The epoch loop Trainer::fit and dist::fit_distributed share (epoch_loop.hpp).
-#include "train/epoch_loop.hpp"
+#include "edgewise/gnn/train/epoch_loop.hpp"
 
 #include <cstdio>
 

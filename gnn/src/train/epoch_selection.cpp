@@ -1,9 +1,9 @@
-#include "train/epoch_selection.hpp"
+#include "edgewise/gnn/train/epoch_selection.hpp"
 
 #include <algorithm>
 #include <vector>
 
-#include "edgewise/gnn/ops.hpp"
+#include "edgewise/gnn/tensor/ops.hpp"
 
 namespace edgewise::gnn::train_detail {
 

@@ -1,4 +1,4 @@
-#include "train/loss_guard.hpp"
+#include "edgewise/gnn/train/loss_guard.hpp"
 
 #include <cmath>
 #include <cstdio>

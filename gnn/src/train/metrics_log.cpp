@@ -10,7 +10,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {

@@ -1,7 +1,7 @@
 // Dataset -> TrainData: feature normalisation and format, graph construction, transfers.
 #include <algorithm>
 
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {

@@ -1,17 +1,17 @@
 // The training loop: step, evaluate, select by validation accuracy, report progress.
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 
 #include <cstdio>
 #include <string>
 
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/ops.hpp"
-#include "edgewise/gnn/stream.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/tensor/ops.hpp"
+#include "edgewise/gnn/tensor/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "train/checkpoint.hpp"
-#include "train/epoch_loop.hpp"
-#include "train/epoch_selection.hpp"
-#include "train/loss_guard.hpp"
+#include "edgewise/gnn/train/epoch_loop.hpp"
+#include "edgewise/gnn/train/epoch_selection.hpp"
+#include "edgewise/gnn/train/loss_guard.hpp"
 
 namespace edgewise::gnn {
 

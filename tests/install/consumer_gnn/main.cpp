@@ -2,11 +2,11 @@
 // small built-in synthetic (planted-partition) graph; fails unless the loss fell.
 #include <cstdio>
 
-#include "edgewise/gnn/functional.hpp"
-#include "edgewise/gnn/gcn_conv.hpp"
-#include "edgewise/gnn/optim.hpp"
-#include "edgewise/gnn/synthetic.hpp"
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/nn/gcn_conv.hpp"
+#include "edgewise/gnn/nn/optim.hpp"
+#include "edgewise/gnn/data/synthetic.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 
 int main() {
   using namespace edgewise::gnn;

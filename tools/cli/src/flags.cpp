@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 
 namespace edgewise::cli {
 

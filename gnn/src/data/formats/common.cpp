@@ -5,7 +5,7 @@
 #include <limits>
 #include <numeric>
 
-#include "data/counter_rng.hpp"
+#include "edgewise/kernels/common/counter_rng.hpp"
 #include "data/formats/formats.hpp"
 
 namespace edgewise::gnn::formats {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "edgewise/gnn/dataset.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
 
 namespace edgewise::gnn::formats {
 

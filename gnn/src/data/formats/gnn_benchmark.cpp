@@ -5,7 +5,7 @@
 #include <set>
 
 #include "data/formats/formats.hpp"
-#include "io/npy_shape.hpp"
+#include "data/io/npy_shape.hpp"
 
 namespace edgewise::gnn::formats {
 

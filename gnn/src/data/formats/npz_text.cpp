@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "data/formats/formats.hpp"
-#include "io/zip_entry_reader.hpp"
+#include "data/io/zip_entry_reader.hpp"
 
 namespace edgewise::gnn::formats {
 

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "edgewise/gnn/npz.hpp"
+#include "edgewise/gnn/data/npz.hpp"
 
 namespace edgewise::gnn::formats {
 

@@ -7,8 +7,8 @@
 #include <system_error>
 
 #include "data/formats/text_lines.hpp"
-#include "edgewise/gnn/graph_dataset.hpp"
-#include "edgewise/gnn/npz.hpp"
+#include "edgewise/gnn/data/graph_dataset.hpp"
+#include "edgewise/gnn/data/npz.hpp"
 
 namespace edgewise::gnn {
 

@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "edgewise/gnn/autograd.hpp"
+#include "edgewise/gnn/autograd/autograd.hpp"
 #include "edgewise/gnn/dist/communicator.hpp"
 #include "edgewise/gnn/dist/partition.hpp"
-#include "edgewise/gnn/random.hpp"
-#include "edgewise/gnn/sparse_tensor.hpp"
+#include "edgewise/gnn/tensor/random.hpp"
+#include "edgewise/gnn/message_passing/sparse_tensor.hpp"
 
 namespace edgewise::gnn::dist {
 

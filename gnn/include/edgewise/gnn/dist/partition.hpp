@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/dataset.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
 
 namespace edgewise::gnn::dist {
 

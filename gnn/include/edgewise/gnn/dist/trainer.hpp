@@ -19,9 +19,9 @@
 #include "edgewise/gnn/dist/communicator.hpp"
 #include "edgewise/gnn/dist/halo_exchange.hpp"
 #include "edgewise/gnn/dist/partition.hpp"
-#include "edgewise/gnn/minibatch_trainer.hpp"
-#include "edgewise/gnn/models.hpp"
-#include "edgewise/gnn/trainer.hpp"
+#include "edgewise/gnn/train/minibatch_trainer.hpp"
+#include "edgewise/gnn/nn/models.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 
 namespace edgewise::gnn::dist {
 

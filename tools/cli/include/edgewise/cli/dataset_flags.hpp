@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "edgewise/gnn/dataset.hpp"
+#include "edgewise/gnn/data/dataset.hpp"
 
 namespace edgewise::cli {
 

@@ -1,4 +1,0 @@
-// A fixture for the layering check (never compiled): a private header named like a public one.
-#pragma once
-
-#include "edgewise/kernels/common/launch.cuh"

@@ -1,3 +1,0 @@
-// A fixture for the layering check (never compiled): engine code reaching into kernels/src.
-#include "common/launch.cuh"
-#include "edgewise/kernels/segment_reduce.hpp"

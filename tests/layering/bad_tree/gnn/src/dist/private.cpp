@@ -1,0 +1,2 @@
+// Layering fixture (never compiled): dist reaching into the engine's src/.
+#include "train/checkpoint.hpp"

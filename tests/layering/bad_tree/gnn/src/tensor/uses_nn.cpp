@@ -1,0 +1,2 @@
+// Layering fixture (never compiled): tensor (first area) including nn (a later one).
+#include "edgewise/gnn/nn/module.hpp"

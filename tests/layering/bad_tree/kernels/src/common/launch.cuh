@@ -1,0 +1,1 @@
+// Fixture stub (the layering check only needs it to exist).

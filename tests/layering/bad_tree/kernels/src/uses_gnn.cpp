@@ -1,0 +1,2 @@
+// Layering fixture (never compiled): kernels code including the engine.
+#include "edgewise/gnn/tensor/tensor.hpp"
