@@ -52,10 +52,8 @@ py::dict record_dict(const gnn::EpochRecord& r) {
   py::dict d;
   d["epoch"] = r.epoch;
   d["loss"] = r.loss;
-  d["train_acc"] = r.train_acc;
-  d["valid_acc"] = r.valid_acc;
-  d["valid_loss"] = r.valid_loss;
-  d["test_acc"] = r.test_acc;
+  for (const auto& [name, value] : r.metrics.items()) d[py::str(name)] = value;
+  d["lr"] = r.lr;
   d["epoch_ms"] = r.epoch_ms;
   return d;
 }

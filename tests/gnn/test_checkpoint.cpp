@@ -544,10 +544,9 @@ void expect_same_result(const TrainResult& a, const TrainResult& b) {
     const EpochRecord &x = a.history[i], &y = b.history[i];
     EXPECT_EQ(x.epoch, y.epoch);
     EXPECT_EQ(x.loss, y.loss) << "epoch " << x.epoch;
-    EXPECT_EQ(x.train_acc, y.train_acc) << "epoch " << x.epoch;
-    EXPECT_EQ(x.valid_acc, y.valid_acc) << "epoch " << x.epoch;
-    EXPECT_EQ(x.valid_loss, y.valid_loss) << "epoch " << x.epoch;
-    EXPECT_EQ(x.test_acc, y.test_acc) << "epoch " << x.epoch;
+    EXPECT_EQ(x.evaluated, y.evaluated) << "epoch " << x.epoch;
+    EXPECT_EQ(x.lr, y.lr) << "epoch " << x.epoch;
+    EXPECT_EQ(x.metrics.items(), y.metrics.items()) << "epoch " << x.epoch;
   }
   EXPECT_EQ(a.best_epoch, b.best_epoch);
   EXPECT_EQ(a.best_valid_acc, b.best_valid_acc);
@@ -610,10 +609,11 @@ TEST(TrainerCheckpoint, HoldsTheDocumentedKeys) {
       "rng.next_stream", "model.convs.0.lin.weight", "model.convs.0.bias", "model.convs.1.lin.weight",
       "model.convs.1.bias", "optim.kind", "optim.0.exp_avg", "optim.0.exp_avg_sq", "optim.1.exp_avg",
       "optim.1.exp_avg_sq", "optim.2.exp_avg", "optim.2.exp_avg_sq", "optim.3.exp_avg", "optim.3.exp_avg_sq",
-      "optim.0.step", "optim.1.step", "optim.2.step", "optim.3.step", "history.epoch", "history.loss",
-      "history.train_acc", "history.valid_acc", "history.valid_loss", "history.test_acc", "history.epoch_ms",
-      "selection.best_epoch", "selection.best_valid_acc", "selection.best_valid_loss", "selection.best_test_acc",
-      "selection.best_train_acc", "selection.since_best", "selection.last_epoch"};
+      "optim.0.step", "optim.1.step", "optim.2.step", "optim.3.step", "history.epoch", "history.evaluated",
+      "history.loss", "history.epoch_ms", "history.lr", "history.metric.train_acc", "history.metric.valid_acc",
+      "history.metric.valid_loss", "history.metric.test_acc", "selection.best_epoch", "selection.best.train_acc",
+      "selection.best.valid_acc", "selection.best.valid_loss", "selection.best.test_acc", "selection.since_best",
+      "selection.last_epoch"};
   EXPECT_EQ(archive.keys(), expected);
   EXPECT_EQ(archive.read("trainer.epoch").scalar<int64_t>(), 3);
   EXPECT_EQ(archive.read("optim.0.step").scalar<int64_t>(), 3);

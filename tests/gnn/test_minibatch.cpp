@@ -189,12 +189,12 @@ TEST(MiniBatchTrainer, ReportsTheSelectedEvaluatedEpoch) {
   SerialOpenMP serial;
   const MiniBatchTrainResult last = train(data, SeedOrder::Shuffle, 2, 10, ModelSelection::LastEpoch);
   EXPECT_EQ(last.best_epoch, 10);
-  EXPECT_EQ(last.test_acc, last.history.back().test_acc);
+  EXPECT_EQ(last.test_acc, last.history.back().metric("test_acc"));
   const MiniBatchTrainResult best = train(data, SeedOrder::Shuffle, 2, 10, ModelSelection::BestValidation);
   double top = 0;
-  for (int64_t e : {4, 8, 10}) top = std::max(top, best.history[static_cast<size_t>(e - 1)].valid_acc);
+  for (int64_t e : {4, 8, 10}) top = std::max(top, best.history[static_cast<size_t>(e - 1)].metric("valid_acc"));
   EXPECT_EQ(best.best_valid_acc, top);
-  EXPECT_EQ(best.test_acc, best.history[static_cast<size_t>(best.best_epoch - 1)].test_acc);
+  EXPECT_EQ(best.test_acc, best.history[static_cast<size_t>(best.best_epoch - 1)].metric("test_acc"));
 }
 
 // lr 1e30: the first Adam step blows the weights up, so a later batch's loss is not finite.

@@ -62,7 +62,7 @@ TEST_P(TrainerTest, TheSameSeedGivesTheSameRun) {
   ASSERT_EQ(a.history.size(), b.history.size());
   for (size_t i = 0; i < a.history.size(); ++i) {
     EXPECT_EQ(a.history[i].loss, b.history[i].loss) << "epoch " << i + 1;
-    EXPECT_EQ(a.history[i].valid_acc, b.history[i].valid_acc);
+    EXPECT_EQ(a.history[i].metric("valid_acc"), b.history[i].metric("valid_acc"));
   }
   TrainResult c = train(ModelKind::GCN, data, 6, device(), 20);
   EXPECT_NE(a.history.back().loss, c.history.back().loss) << "another seed, another run";
@@ -86,7 +86,7 @@ TEST(Trainer, WritesMetricsAndPlotAndStopsEarly) {
   std::ifstream csv(o.metrics_csv);
   std::string header;
   std::getline(csv, header);
-  EXPECT_EQ(header, "epoch,loss,train_acc,valid_acc,valid_loss,test_acc,epoch_ms");
+  EXPECT_EQ(header, "epoch,loss,train_acc,valid_acc,valid_loss,test_acc,lr,epoch_ms");
   std::ifstream svg(o.plot_svg);
   std::string all((std::istreambuf_iterator<char>(svg)), {});
   EXPECT_NE(all.find("<polyline"), std::string::npos);
@@ -103,14 +103,14 @@ TEST(Trainer, LastEpochSelectionReportsTheFinalModel) {
   TrainResult last = train(ModelKind::GCN, data, 2, Device::cpu(), 30, o);
   ASSERT_EQ(last.history.size(), 30u);
   EXPECT_EQ(last.best_epoch, 30);
-  EXPECT_EQ(last.test_acc, last.history.back().test_acc);
-  EXPECT_EQ(last.best_valid_acc, last.history.back().valid_acc);
+  EXPECT_EQ(last.test_acc, last.history.back().metric("test_acc"));
+  EXPECT_EQ(last.best_valid_acc, last.history.back().metric("valid_acc"));
   o.selection = ModelSelection::BestValidation;
   TrainResult best = train(ModelKind::GCN, data, 2, Device::cpu(), 30, o);
   double top = 0;
-  for (const EpochRecord& r : best.history) top = std::max(top, r.valid_acc);
+  for (const EpochRecord& r : best.history) top = std::max(top, r.metric("valid_acc"));
   EXPECT_EQ(best.best_valid_acc, top);
-  EXPECT_EQ(best.test_acc, best.history[static_cast<size_t>(best.best_epoch - 1)].test_acc);
+  EXPECT_EQ(best.test_acc, best.history[static_cast<size_t>(best.best_epoch - 1)].metric("test_acc"));
 }
 
 template <class E, class Fn>
@@ -215,10 +215,12 @@ TEST(MetricsFiles, JsonWritesNonFiniteValuesAsNull) {
   TrainResult r;
   r.best_epoch = 1;
   r.test_acc = 0.5;
+  r.best.set("test_acc", 0.5);
   EpochRecord a, b;
   a.epoch = 1;
   a.loss = std::numeric_limits<double>::quiet_NaN();
-  a.valid_loss = std::numeric_limits<double>::infinity();
+  a.evaluated = true;
+  a.metrics.set("valid_loss", std::numeric_limits<double>::infinity());
   b.epoch = 2;
   b.loss = 0.25;
   r.history = {a, b};

@@ -209,7 +209,7 @@ def test_csv_metrics_and_summary_before_files(tmp_path):
     metrics = tmp_path / "m.csv"
     proc = run(TRAIN, *FAST, "--metrics", str(metrics))
     assert proc.returncode == 0, proc.stderr
-    assert metrics.read_text().splitlines()[0] == "epoch,loss,train_acc,valid_acc,valid_loss,test_acc,epoch_ms"
+    assert metrics.read_text().splitlines()[0] == "epoch,loss,train_acc,valid_acc,valid_loss,test_acc,lr,epoch_ms"
     summary = proc.stdout.index("test accuracy")
     assert summary < proc.stdout.index("per-epoch metrics:")
 

@@ -11,7 +11,6 @@
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/memory.hpp"
 #include "edgewise/gnn/train/epoch_loop.hpp"
-#include "edgewise/gnn/train/epoch_selection.hpp"
 #include "edgewise/gnn/train/loss_guard.hpp"
 
 namespace edgewise::gnn::dist {
@@ -118,21 +117,21 @@ DistTrainResult fit_distributed(const Communicator& comm, DistNodeClassifier& mo
              "fit_distributed: the validation split is empty: best-valid selection and early stopping need it");
   EW_REQUIRE(options.checkpoint_path.empty() && options.resume_path.empty(),
              "fit_distributed: checkpoints are not supported in distributed runs");
-  train_detail::EpochLoop loop;
-  loop.report = comm.rank() == 0;
-  if (loop.report) train_detail::check_output_paths(options);
+  const bool root = comm.rank() == 0;
+  if (root) check_train_options("fit_distributed", options);
   Generator generator(options.seed);
-  auto optimizer = train_detail::make_optimizer(model.param_groups(options.weight_decay), options);
+  auto optimizer = make_optimizer(model.param_groups(options.weight_decay), options);
   train_detail::LossGuard loss_guard("Trainer", options.nonfinite_loss);
-  train_detail::EpochSelector selector(options.selection);
   DistTrainResult out;
   const std::vector<Variable> params = model.parameters();
   const TrainData& d = data.local;
-  loop.dataset_name = d.name;
   const Device device = d.labels.device();
   int64_t epoch_halo_bytes = 0;
   double halo_bytes = 0;
-  loop.start = train_detail::Clock::now();
+  EpochLoop loop;
+  loop.report = root;
+  loop.name = d.name;
+  loop.selection = {"valid_acc", true, "valid_loss", false};  // as the single-process node task
   loop.train_step = [&](EpochRecord& rec) {
     comm.reset_bytes_sent();
     const auto t0 = train_detail::Clock::now();
@@ -171,18 +170,19 @@ DistTrainResult fit_distributed(const Communicator& comm, DistNodeClassifier& mo
     }
     comm.allreduce_sum_in_rank_order(valid_loss);
     auto ratio = [](int64_t a, int64_t b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0; };
-    rec.train_acc = ratio(counts[0], data.global_train);
-    rec.valid_acc = ratio(counts[1], data.global_valid);
-    rec.test_acc = ratio(counts[2], data.global_test);
-    rec.valid_loss = data.global_valid > 0 ? valid_loss[0] / static_cast<double>(data.global_valid) : 0.0;
+    // The names and order of the single-process node task (train/node_evaluation.hpp).
+    rec.metrics.set("train_acc", ratio(counts[0], data.global_train));
+    rec.metrics.set("valid_acc", ratio(counts[1], data.global_valid));
+    if (data.global_valid > 0) rec.metrics.set("valid_loss", valid_loss[0] / static_cast<double>(data.global_valid));
+    rec.metrics.set("test_acc", ratio(counts[2], data.global_test));
   };
-  loop.progress_tail = [&](const EpochRecord&, double) {
+  loop.progress_tail = [&](const EpochRecord&) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "halo %.3f MB  (%d ranks)", static_cast<double>(epoch_halo_bytes) / 1e6,
                   comm.size());
     return std::string(buf);
   };
-  train_detail::run_epochs(options, loop, selector, out.result);
+  run_training(options, loop, TrainingState{model, *optimizer, generator}, out.result);
   out.halo_bytes_per_epoch = halo_bytes / static_cast<double>(out.result.history.size());
   return out;
 }

@@ -1,21 +1,23 @@
-// Trainer checkpoint archive. Keys (scalars have shape (), "<i>" a parameter position):
-//   checkpoint.version                          int64   1
+// Training checkpoint archive (version 2). Keys (scalars have shape (), "<i>" a parameter position):
+//   checkpoint.version                          int64   2
 //   trainer.epoch                               int64   last completed epoch
 //   trainer.stopped_early                       uint8   0 / 1
 //   trainer.elapsed_seconds                     float64 training time so far
-//   rng.seed, rng.next_stream                   uint64  the dropout Generator
+//   rng.seed, rng.next_stream                   uint64  the Generator
 //   model.<parameter name>                      float32 [rows, cols]
 //   optim.kind                                  uint8   [n] ASCII "adam", "adamw" or "sgd"
 //   optim.<i>.exp_avg, optim.<i>.exp_avg_sq     float32 [rows, cols]   (Adam / AdamW)
 //   optim.<i>.step                              int64                  (Adam / AdamW)
 //   optim.<i>.momentum_buffer                   float32 [rows, cols]   (SGD)
 //   history.epoch                               int64   [epochs]
-//   history.{loss, train_acc, valid_acc, valid_loss, test_acc, epoch_ms}  float64 [epochs]
+//   history.{loss, epoch_ms, lr}                float64 [epochs]
+//   history.evaluated                           uint8   [epochs]
+//   history.metric.<name>                       float64 [epochs]  one per metric (NaN where not evaluated)
 //   selection.best_epoch, selection.since_best  int64
-//   selection.{best_valid_acc, best_valid_loss, best_test_acc, best_train_acc}  float64
+//   selection.best.<name>                       float64 the selected epoch's metrics
 //   selection.last_epoch                        int64   last evaluated epoch
-//   sampler.priorities                          float32 [nodes]  (MiniBatchTrainer, loss-prioritised seeds only)
-//   run.<key>                                   uint8   [n] UTF-8 value of each TrainerOptions::run_tags entry
+//   sampler.priorities                          float32 [nodes]  (loss-prioritised seeds only)
+//   run.<key>                                   uint8   [n] UTF-8 value of each TrainOptions::run_tags entry
 #include "train/checkpoint.hpp"
 
 #include <unistd.h>
@@ -33,20 +35,28 @@ namespace edgewise::gnn::train_detail {
 
 namespace {
 
-constexpr int64_t kFormatVersion = 1;
+constexpr int64_t kFormatVersion = 2;
 constexpr const char* kModelPrefix = "model.";
 constexpr const char* kOptimPrefix = "optim.";
 constexpr const char* kRunPrefix = "run.";
+constexpr const char* kMetricPrefix = "history.metric.";
+constexpr const char* kBestPrefix = "selection.best.";
 
 struct HistoryField {
   const char* key;
   double EpochRecord::*member;
 };
 constexpr HistoryField kHistoryFields[] = {
-    {"history.loss", &EpochRecord::loss},           {"history.train_acc", &EpochRecord::train_acc},
-    {"history.valid_acc", &EpochRecord::valid_acc}, {"history.valid_loss", &EpochRecord::valid_loss},
-    {"history.test_acc", &EpochRecord::test_acc},   {"history.epoch_ms", &EpochRecord::epoch_ms},
-};
+    {"history.loss", &EpochRecord::loss}, {"history.epoch_ms", &EpochRecord::epoch_ms}, {"history.lr", &EpochRecord::lr}};
+
+// Every metric name any record has, in first-seen order.
+std::vector<std::string> metric_names(const std::vector<EpochRecord>& history) {
+  std::vector<std::string> names;
+  for (const EpochRecord& r : history)
+    for (const auto& [name, value] : r.metrics.items())
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  return names;
+}
 
 NpyArray matrix(const Tensor& t) {
   return npy_array(t.to_host_vector(), {t.rows(), t.cols()});
@@ -137,28 +147,35 @@ void write_trainer_checkpoint(const std::string& path, const TrainerCheckpoint& 
   for (const auto& [key, v] : c.optimizer.counters) e.emplace_back(kOptimPrefix + key, npy_scalar<int64_t>(v));
   const auto epochs = static_cast<int64_t>(c.history.size());
   std::vector<int64_t> epoch_numbers;
-  for (const EpochRecord& r : c.history) epoch_numbers.push_back(r.epoch);
+  std::vector<uint8_t> evaluated;
+  for (const EpochRecord& r : c.history) {
+    epoch_numbers.push_back(r.epoch);
+    evaluated.push_back(r.evaluated ? 1 : 0);
+  }
   e.emplace_back("history.epoch", npy_array(epoch_numbers, {epochs}));
+  e.emplace_back("history.evaluated", npy_array(evaluated, {epochs}));
   for (const HistoryField& f : kHistoryFields) {
     std::vector<double> column;
     for (const EpochRecord& r : c.history) column.push_back(r.*f.member);
     e.emplace_back(f.key, npy_array(column, {epochs}));
   }
+  for (const std::string& name : metric_names(c.history)) {
+    std::vector<double> column;
+    for (const EpochRecord& r : c.history) column.push_back(r.metric(name));
+    e.emplace_back(kMetricPrefix + name, npy_array(column, {epochs}));
+  }
   const SelectionState& s = c.selection;
   e.emplace_back("selection.best_epoch", npy_scalar<int64_t>(s.best_epoch));
-  e.emplace_back("selection.best_valid_acc", npy_scalar<double>(s.best_valid_acc));
-  e.emplace_back("selection.best_valid_loss", npy_scalar<double>(s.best_valid_loss));
-  e.emplace_back("selection.best_test_acc", npy_scalar<double>(s.best_test_acc));
-  e.emplace_back("selection.best_train_acc", npy_scalar<double>(s.best_train_acc));
+  for (const auto& [name, value] : s.best.items()) e.emplace_back(kBestPrefix + name, npy_scalar<double>(value));
   e.emplace_back("selection.since_best", npy_scalar<int64_t>(s.since_best));
   e.emplace_back("selection.last_epoch", npy_scalar<int64_t>(c.last_evaluated_epoch));
-  for (const auto& [key, value] : c.run_tags) {
-    const std::vector<uint8_t> bytes(value.begin(), value.end());
-    e.emplace_back(kRunPrefix + key, npy_array(bytes, {static_cast<int64_t>(bytes.size())}));
-  }
   if (!c.seed_priorities.empty()) {
     e.emplace_back("sampler.priorities",
                    npy_array(c.seed_priorities, {static_cast<int64_t>(c.seed_priorities.size())}));
+  }
+  for (const auto& [key, value] : c.run_tags) {
+    const std::vector<uint8_t> bytes(value.begin(), value.end());
+    e.emplace_back(kRunPrefix + key, npy_array(bytes, {static_cast<int64_t>(bytes.size())}));
   }
   write_npz(path, e);
 }
@@ -193,20 +210,31 @@ TrainerCheckpoint read_trainer_checkpoint(const std::string& path) {
   const std::vector<int64_t> epochs = in.values<int64_t>("history.epoch", 1);
   c.history.resize(epochs.size());
   for (size_t i = 0; i < epochs.size(); ++i) c.history[i].epoch = epochs[i];
-  for (const HistoryField& f : kHistoryFields) {
-    const std::vector<double> column = in.values<double>(f.key, 1);
+  const auto column_of = [&](const std::string& key) {
+    std::vector<double> column = in.values<double>(key, 1);
     if (column.size() != epochs.size()) {
-      in.fail(std::string("key '") + f.key + "' has " + std::to_string(column.size()) + " values for " +
+      in.fail("key '" + key + "' has " + std::to_string(column.size()) + " values for " +
               std::to_string(epochs.size()) + " epochs");
     }
+    return column;
+  };
+  for (const HistoryField& f : kHistoryFields) {
+    const std::vector<double> column = column_of(f.key);
     for (size_t i = 0; i < column.size(); ++i) c.history[i].*f.member = column[i];
+  }
+  const std::vector<uint8_t> evaluated = in.values<uint8_t>("history.evaluated", 1);
+  if (evaluated.size() != epochs.size()) in.fail("key 'history.evaluated' does not have one value per epoch");
+  for (size_t i = 0; i < epochs.size(); ++i) c.history[i].evaluated = evaluated[i] != 0;
+  for (const std::string& key : in.keys_with_prefix(kMetricPrefix)) {
+    const std::vector<double> column = column_of(key);
+    const std::string name = key.substr(std::strlen(kMetricPrefix));
+    for (size_t i = 0; i < column.size(); ++i)
+      if (c.history[i].evaluated) c.history[i].metrics.set(name, column[i]);
   }
   SelectionState& s = c.selection;
   s.best_epoch = in.scalar<int64_t>("selection.best_epoch");
-  s.best_valid_acc = in.scalar<double>("selection.best_valid_acc");
-  s.best_valid_loss = in.scalar<double>("selection.best_valid_loss");
-  s.best_test_acc = in.scalar<double>("selection.best_test_acc");
-  s.best_train_acc = in.scalar<double>("selection.best_train_acc");
+  for (const std::string& key : in.keys_with_prefix(kBestPrefix))
+    s.best.set(key.substr(std::strlen(kBestPrefix)), in.scalar<double>(key));
   s.since_best = in.scalar<int64_t>("selection.since_best");
   c.last_evaluated_epoch = in.scalar<int64_t>("selection.last_epoch");
   if (in.has("sampler.priorities")) c.seed_priorities = in.values<float>("sampler.priorities", 1);
@@ -269,14 +297,14 @@ void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run
   c.epoch = epoch;
   c.stopped_early = run.result.stopped_early;
   c.elapsed_seconds = elapsed_seconds;
-  c.model = run.model.state_dict();
-  c.optimizer = run.optimizer.state_dict();
-  c.generator = run.generator.state();
+  c.model = run.training.model.state_dict();
+  c.optimizer = run.training.optimizer.state_dict();
+  c.generator = run.training.generator.state();
   c.history = run.result.history;
   c.selection = run.selector.state();
   c.last_evaluated_epoch = run.selector.last_epoch();
-  if (run.seeds && *run.seeds) c.seed_priorities = (*run.seeds)->priorities();
-  if (run.run_tags) c.run_tags = *run.run_tags;
+  if (run.training.seeds && *run.training.seeds) c.seed_priorities = (*run.training.seeds)->priorities();
+  c.run_tags = run.run_tags;
   write_trainer_checkpoint(path, c);
 }
 
@@ -285,30 +313,31 @@ int64_t resume_from_checkpoint(const std::string& path, int64_t epochs, const Ru
   TrainerCheckpoint c = read_trainer_checkpoint(path);
   EW_REQUIRE(c.epoch <= epochs, "resume: checkpoint '", path, "' is at epoch ", c.epoch, ", past the requested ",
              epochs, " epochs");
-  check_run_tags(path, c.run_tags, run.run_tags ? *run.run_tags : RunTags{});
+  check_run_tags(path, c.run_tags, run.run_tags);
   // Check everything before changing anything: the model is the caller's.
   std::unique_ptr<SeedSampler> seeds;
+  std::unique_ptr<SeedSampler>* const run_seeds = run.training.seeds;
   try {
-    run.model.check_state_dict(c.model);
-    run.optimizer.check_state_dict(c.optimizer);
-    const bool wants_seeds = run.seeds && *run.seeds;
+    run.training.model.check_state_dict(c.model);
+    run.training.optimizer.check_state_dict(c.optimizer);
+    const bool wants_seeds = run_seeds && *run_seeds;
     EW_REQUIRE(wants_seeds == !c.seed_priorities.empty(), "key 'sampler.priorities' is ",
                c.seed_priorities.empty() ? "absent" : "present", " but this run ",
                wants_seeds ? "samples seeds by loss priority" : "shuffles its seeds");
     if (wants_seeds) {
-      EW_REQUIRE(static_cast<int64_t>(c.seed_priorities.size()) == (*run.seeds)->num_nodes(),
-                 "key 'sampler.priorities' has ", c.seed_priorities.size(), " values for ",
-                 (*run.seeds)->num_nodes(), " nodes");
+      EW_REQUIRE(static_cast<int64_t>(c.seed_priorities.size()) == (*run_seeds)->num_nodes(),
+                 "key 'sampler.priorities' has ", c.seed_priorities.size(), " values for ", (*run_seeds)->num_nodes(),
+                 " nodes");
       seeds = std::make_unique<SeedSampler>(c.seed_priorities);
     }
   } catch (const std::invalid_argument& e) {
-    detail::throw_invalid_argument("resume: checkpoint '", path, "' does not fit ", run.model.describe(), ": ",
-                                   e.what());
+    detail::throw_invalid_argument("resume: checkpoint '", path, "' does not fit ", run.training.model.describe(),
+                                   ": ", e.what());
   }
-  run.model.load_state_dict(c.model);
-  run.optimizer.load_state_dict(c.optimizer);
-  run.generator.set_state(c.generator);
-  if (seeds) *run.seeds = std::move(seeds);
+  run.training.model.load_state_dict(c.model);
+  run.training.optimizer.load_state_dict(c.optimizer);
+  run.training.generator.set_state(c.generator);
+  if (seeds) *run_seeds = std::move(seeds);
   run.result.history = std::move(c.history);
   run.result.stopped_early = c.stopped_early;
   const EpochRecord* last = c.last_evaluated_epoch > 0 ? &run.result.history[c.last_evaluated_epoch - 1] : nullptr;

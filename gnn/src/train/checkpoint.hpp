@@ -1,5 +1,5 @@
-// Trainer checkpoints: everything Trainer::fit needs to continue a run exactly —
-// model parameters, optimizer state, the dropout generator, the history and the
+// Training checkpoints: everything the epoch loop needs to continue a run exactly —
+// model parameters, optimizer state, the generator, the history and the
 // model-selection state — as one .npz archive (keys in checkpoint.cpp).
 #pragma once
 
@@ -8,12 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "edgewise/gnn/sampling/seed_sampler.hpp"
-#include "edgewise/gnn/nn/optim.hpp"
-#include "edgewise/gnn/tensor/random.hpp"
 #include "edgewise/gnn/nn/state_dict.hpp"
-#include "edgewise/gnn/train/trainer.hpp"
-#include "edgewise/gnn/train/epoch_selection.hpp"
+#include "edgewise/gnn/train/epoch_loop.hpp"
 
 namespace edgewise::gnn::train_detail {
 
@@ -26,14 +22,14 @@ struct TrainerCheckpoint {
   Generator::State generator;
   std::vector<EpochRecord> history;
   SelectionState selection;
-  int64_t last_evaluated_epoch = 0;    // 0: none (MiniBatchTrainer evaluates every eval_every epochs)
-  std::vector<float> seed_priorities;  // MiniBatchTrainer's loss-prioritised SeedSampler; empty otherwise
-  RunTags run_tags;                    // what the run was made from (TrainerOptions::run_tags)
+  int64_t last_evaluated_epoch = 0;    // 0: none (evaluations every eval_every epochs)
+  std::vector<float> seed_priorities;  // a loss-prioritised SeedSampler's; empty otherwise
+  RunTags run_tags;                    // what the run was made from (TrainOptions::run_tags)
 };
 
 // Atomic (write_npz); std::runtime_error naming `path` on an I/O failure.
 void write_trainer_checkpoint(const std::string& path, const TrainerCheckpoint& checkpoint);
-// DataFileError naming `path` and the key when the file is no Trainer checkpoint
+// DataFileError naming `path` and the key when the file is no training checkpoint
 // (a missing or unexpected key, a wrong dtype or shape, a parameter or optimizer
 // value that is not finite).
 TrainerCheckpoint read_trainer_checkpoint(const std::string& path);
@@ -43,33 +39,30 @@ TrainerCheckpoint read_trainer_checkpoint(const std::string& path);
 // so that a run does not train for hours before finding out.
 void check_checkpoint_path(const std::string& path);
 
-// The checkpoint options of a trainer (`op` names it in the message): every >= 0,
+// The checkpoint options of a task (`op` names it in the message): every >= 0,
 // every > 0 needs a path, and a path must be writable (check_checkpoint_path).
 void check_checkpoint_options(const char* op, int64_t every, const std::string& path);
-
-// The parts of a running fit() a checkpoint saves and restores.
-struct RunState {
-  NodeClassifier& model;
-  Optimizer& optimizer;
-  Generator& generator;
-  EpochSelector& selector;
-  TrainResult& result;
-  std::unique_ptr<SeedSampler>* seeds = nullptr;  // MiniBatchTrainer: its (possibly null) seed sampler
-  const RunTags* run_tags = nullptr;              // saved, and compared on resume
-};
 
 // Refuses (std::invalid_argument naming `path`, the key and both values) a resume
 // whose run tags differ from those saved: a key missing on either side, or another value.
 void check_run_tags(const std::string& path, const RunTags& saved, const RunTags& now);
 
+// The parts of a running loop a checkpoint saves and restores.
+struct RunState {
+  const TrainingState& training;
+  EpochSelector& selector;
+  TrainResult& result;
+  const RunTags& run_tags;
+};
+
 // The state of `run` after `epoch`, to `path`.
 void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run, double elapsed_seconds);
 
 // Loads the checkpoint `path` into `run` (model, optimizer, generator, selector,
-// seed sampler; result's history, best-validation metrics and stopped_early) after
-// checking all of it, so a bad checkpoint changes nothing. Returns the first epoch
-// still to run (past `epochs` when the checkpointed run had stopped early);
-// `elapsed_seconds` gets the checkpointed run's training time.
+// seed sampler; result's history, selected metrics and stopped_early) after checking
+// all of it, so a bad checkpoint changes nothing. Returns the first epoch still to
+// run (past `epochs` when the checkpointed run had stopped early); `elapsed_seconds`
+// gets the checkpointed run's training time.
 int64_t resume_from_checkpoint(const std::string& path, int64_t epochs, const RunState& run,
                                double& elapsed_seconds);
 

@@ -1,40 +1,49 @@
+// EpochSelector: the best evaluated epoch by a SelectionKey, and the patience count.
 #include "edgewise/gnn/train/epoch_selection.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
-
-#include "edgewise/gnn/tensor/ops.hpp"
 
 namespace edgewise::gnn::train_detail {
 
-void score_epoch(const Tensor& scores, const TrainData& data, EpochRecord& rec) {
-  rec.train_acc = ops::accuracy(scores, data.labels, data.train_idx);
-  rec.valid_acc = data.valid_idx.numel() ? ops::accuracy(scores, data.labels, data.valid_idx) : 0.0;
-  rec.test_acc = data.test_idx.numel() ? ops::accuracy(scores, data.labels, data.test_idx) : 0.0;
-  if (data.valid_idx.numel()) {
-    Tensor logp(scores.rows(), scores.cols(), scores.device());
-    ops::log_softmax_rows(scores, logp);
-    rec.valid_loss = ops::nll_loss(logp, data.labels, data.valid_idx, nullptr);
-  }
+namespace {
+
+void report(int64_t epoch, const Metrics& metrics, TrainResult& result) {
+  result.best_epoch = epoch;
+  result.best = metrics;
+  const auto or_zero = [&](const char* name) {
+    const double v = metrics.get(name);
+    return std::isnan(v) ? 0.0 : v;
+  };
+  result.best_valid_acc = or_zero("valid_acc");
+  result.test_acc = or_zero("test_acc");
+  result.train_acc = or_zero("train_acc");
 }
 
-namespace {
-void report_best(const SelectionState& best, TrainResult& result) {
-  result.best_epoch = best.best_epoch;
-  result.best_valid_acc = best.best_valid_acc;
-  result.test_acc = best.best_test_acc;
-  result.train_acc = best.best_train_acc;
+// Whether a beats b by this direction (NaN never beats anything; anything beats NaN).
+bool beats(double a, double b, bool higher_is_better) {
+  if (std::isnan(a)) return false;
+  if (std::isnan(b)) return true;
+  return higher_is_better ? a > b : a < b;
 }
+
 }  // namespace
+
+bool EpochSelector::better(const Metrics& candidate) const {
+  if (best_.best_epoch == 0) return true;
+  const double a = candidate.get(key_.metric), b = best_.best.get(key_.metric);
+  if (beats(a, b, key_.higher_is_better)) return true;
+  if (a != b || key_.tie_metric.empty()) return false;
+  return beats(candidate.get(key_.tie_metric), best_.best.get(key_.tie_metric), key_.tie_higher_is_better);
+}
 
 int64_t EpochSelector::observe(const EpochRecord& rec, TrainResult& result) {
   observed_ = true;
   last_ = rec;
-  const bool better = rec.valid_acc > best_.best_valid_acc ||
-                      (rec.valid_acc == best_.best_valid_acc && rec.valid_loss < best_.best_valid_loss);
-  if (!better) return ++best_.since_best;
-  best_ = {rec.epoch, rec.valid_acc, rec.valid_loss, rec.test_acc, rec.train_acc, 0};
-  report_best(best_, result);
+  if (!better(rec.metrics)) return ++best_.since_best;
+  best_ = {rec.epoch, rec.metrics, 0};
+  report(best_.best_epoch, best_.best, result);
   return 0;
 }
 
@@ -42,16 +51,11 @@ void EpochSelector::restore(const SelectionState& state, const EpochRecord* last
   best_ = state;
   observed_ = last != nullptr;
   if (last) last_ = *last;
-  if (best_.best_epoch > 0) report_best(best_, result);
+  if (best_.best_epoch > 0) report(best_.best_epoch, best_.best, result);
 }
 
 void EpochSelector::finish(TrainResult& result) const {
-  if (selection_ == ModelSelection::LastEpoch && observed_) {
-    result.best_epoch = last_.epoch;
-    result.best_valid_acc = last_.valid_acc;
-    result.test_acc = last_.test_acc;
-    result.train_acc = last_.train_acc;
-  }
+  if (selection_ == ModelSelection::LastEpoch && observed_) report(last_.epoch, last_.metrics, result);
   std::vector<double> times;
   for (const EpochRecord& r : result.history) times.push_back(r.epoch_ms);
   std::sort(times.begin(), times.end());

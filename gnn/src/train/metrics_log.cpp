@@ -6,11 +6,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <tuple>
+#include <vector>
 
-#include "edgewise/gnn/train/trainer.hpp"
+#include "edgewise/gnn/train/train_options.hpp"
 #include "edgewise/kernels/common/check.hpp"
 
 namespace edgewise::gnn {
@@ -58,12 +59,32 @@ void check_writable_file(const std::string& path) {
   if (!existed) std::filesystem::remove(path, ec);
 }
 
+namespace {
+
+// Every metric name of the history, in first-seen order.
+std::vector<std::string> metric_names(const std::vector<EpochRecord>& history) {
+  std::vector<std::string> names;
+  for (const EpochRecord& r : history)
+    for (const auto& [name, value] : r.metrics.items())
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  return names;
+}
+
+}  // namespace
+
 void write_metrics_csv(const std::string& path, const std::vector<EpochRecord>& history) {
+  const std::vector<std::string> names = metric_names(history);
   std::ostringstream out;
-  out << "epoch,loss,train_acc,valid_acc,valid_loss,test_acc,epoch_ms\n";
+  out << "epoch,loss";
+  for (const std::string& name : names) out << ',' << name;
+  out << ",lr,epoch_ms\n";
   for (const EpochRecord& r : history) {
-    out << r.epoch << ',' << r.loss << ',' << r.train_acc << ',' << r.valid_acc << ',' << r.valid_loss << ','
-        << r.test_acc << ',' << r.epoch_ms << '\n';
+    out << r.epoch << ',' << r.loss;
+    for (const std::string& name : names) {
+      out << ',';
+      if (r.metrics.has(name)) out << r.metric(name);  // empty: not evaluated that epoch
+    }
+    out << ',' << r.lr << ',' << r.epoch_ms << '\n';
   }
   write_file(path, out.str());
 }
@@ -72,67 +93,73 @@ void write_metrics_json(const std::string& path, const TrainResult& result) {
   // nlohmann writes NaN and infinities as null.
   nlohmann::ordered_json history = nlohmann::ordered_json::array();
   for (const EpochRecord& r : result.history) {
-    history.push_back({{"epoch", r.epoch},
-                       {"loss", r.loss},
-                       {"train_acc", r.train_acc},
-                       {"valid_acc", r.valid_acc},
-                       {"valid_loss", r.valid_loss},
-                       {"test_acc", r.test_acc},
-                       {"epoch_ms", r.epoch_ms}});
+    nlohmann::ordered_json rec = {{"epoch", r.epoch}, {"loss", r.loss}};
+    for (const auto& [name, value] : r.metrics.items()) rec[name] = value;
+    rec["lr"] = r.lr;
+    rec["epoch_ms"] = r.epoch_ms;
+    history.push_back(std::move(rec));
   }
-  const nlohmann::ordered_json json = {{"best_epoch", result.best_epoch},
-                                       {"best_valid_acc", result.best_valid_acc},
-                                       {"test_acc", result.test_acc},
-                                       {"train_acc", result.train_acc},
-                                       {"epoch_ms_median", result.epoch_ms_median},
-                                       {"total_seconds", result.total_seconds},
-                                       {"stopped_early", result.stopped_early},
-                                       {"history", history}};
+  nlohmann::ordered_json best = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : result.best.items()) best[name] = value;
+  nlohmann::ordered_json json = {{"best_epoch", result.best_epoch}};
+  // The classification names at the top level, as before the metrics were named.
+  if (result.best.has("valid_acc")) json["best_valid_acc"] = result.best_valid_acc;
+  if (result.best.has("test_acc")) json["test_acc"] = result.test_acc;
+  if (result.best.has("train_acc")) json["train_acc"] = result.train_acc;
+  json["best"] = best;
+  json["epoch_ms_median"] = result.epoch_ms_median;
+  json["total_seconds"] = result.total_seconds;
+  json["stopped_early"] = result.stopped_early;
+  json["history"] = history;
   write_file(path, json.dump() + "\n");
 }
 
 void write_training_curves_svg(const std::string& path, const std::vector<EpochRecord>& history,
                                const std::string& title) {
-  // Two panels: loss (train, valid) on the left; accuracy (train, valid, test) on the right.
+  // Two panels: the losses (training, and any evaluated "*loss*" metric) on the left;
+  // the other metrics (accuracies, AUCs, hits: all in [0, 1]) on the right.
   const double W = 900, H = 360, pad = 50, gap = 60;
   const double pw = (W - 2 * pad - gap) / 2, ph = H - 2 * pad;
   const double n = std::max<double>(1, static_cast<double>(history.size()));
-  double max_loss = 1e-9;  // non-finite losses are left out of the scale and the curves
-  for (const EpochRecord& r : history) {
-    for (double v : {r.loss, r.valid_loss})
-      if (std::isfinite(v)) max_loss = std::max(max_loss, v);
+  using Value = std::function<double(const EpochRecord&)>;
+  std::vector<std::pair<std::string, Value>> losses = {{"train loss", [](const EpochRecord& r) { return r.loss; }}};
+  std::vector<std::pair<std::string, Value>> scores;
+  for (const std::string& name : metric_names(history)) {
+    Value value = [name](const EpochRecord& r) { return r.metric(name); };
+    (name.find("loss") != std::string::npos ? losses : scores).emplace_back(name, std::move(value));
   }
+  double max_loss = 1e-9;  // non-finite losses are left out of the scale and the curves
+  for (const EpochRecord& r : history)
+    for (const auto& [label, value] : losses)
+      if (std::isfinite(value(r))) max_loss = std::max(max_loss, value(r));
+  static const char* const kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"};
   std::ostringstream svg;
   svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H
       << "' font-family='sans-serif' font-size='12'>\n<rect width='100%' height='100%' fill='white'/>\n";
   svg << "<text x='" << W / 2 << "' y='20' text-anchor='middle' font-size='14'>" << xml_escape(title)
       << " — training curves</text>\n";
-  auto panel = [&](double x0, const char* name, double ymax, auto&& series) {
+  auto panel = [&](double x0, const char* name, double ymax, const std::vector<std::pair<std::string, Value>>& series) {
     svg << "<rect x='" << x0 << "' y='" << pad << "' width='" << pw << "' height='" << ph
         << "' fill='none' stroke='#888'/>\n";
     svg << "<text x='" << x0 + pw / 2 << "' y='" << H - 12 << "' text-anchor='middle'>epoch (1.." << history.size()
         << ")</text>\n<text x='" << x0 << "' y='" << pad - 8 << "'>" << name << " (0.." << ymax << ")</text>\n";
     int legend = 0;
-    for (auto& [label, color, value] : series) {
+    for (const auto& [label, value] : series) {
+      const char* color = kColors[legend % 6];
       svg << "<polyline fill='none' stroke='" << color << "' stroke-width='1.5' points='";
       for (size_t i = 0; i < history.size(); ++i) {
-        if (!std::isfinite(value(history[i]))) continue;
+        const double v = value(history[i]);
+        if (!std::isfinite(v)) continue;  // NaN: not evaluated that epoch
         const double x = x0 + pw * (static_cast<double>(i) + 0.5) / n;
-        const double y = pad + ph * (1.0 - std::clamp(value(history[i]) / ymax, 0.0, 1.0));
+        const double y = pad + ph * (1.0 - std::clamp(v / ymax, 0.0, 1.0));
         svg << x << ',' << y << ' ';
       }
-      svg << "'/>\n<text x='" << x0 + pw - 110 << "' y='" << pad + 16 + 16 * legend++ << "' fill='" << color << "'>"
-          << label << "</text>\n";
+      svg << "'/>\n<text x='" << x0 + pw - 130 << "' y='" << pad + 16 + 16 * legend++ << "' fill='" << color << "'>"
+          << xml_escape(label) << "</text>\n";
     }
   };
-  using Series = std::tuple<const char*, const char*, std::function<double(const EpochRecord&)>>;
-  std::vector<Series> losses = {{"train loss", "#1f77b4", [](const EpochRecord& r) { return r.loss; }},
-                                {"valid loss", "#ff7f0e", [](const EpochRecord& r) { return r.valid_loss; }}};
-  std::vector<Series> accs = {{"train acc", "#1f77b4", [](const EpochRecord& r) { return r.train_acc; }},
-                              {"valid acc", "#ff7f0e", [](const EpochRecord& r) { return r.valid_acc; }},
-                              {"test acc", "#2ca02c", [](const EpochRecord& r) { return r.test_acc; }}};
   panel(pad, "loss", max_loss, losses);
-  panel(pad + pw + gap, "accuracy", 1.0, accs);
+  panel(pad + pw + gap, "metrics", 1.0, scores);
   svg << "</svg>\n";
   write_file(path, svg.str());
 }

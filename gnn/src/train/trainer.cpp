@@ -1,4 +1,4 @@
-// The training loop: step, evaluate, select by validation accuracy, report progress.
+// Full-batch node classification: the node task's train step and evaluation on the one loop.
 #include "edgewise/gnn/train/trainer.hpp"
 
 #include <cstdio>
@@ -7,26 +7,28 @@
 #include "edgewise/gnn/autograd/functional.hpp"
 #include "edgewise/gnn/tensor/ops.hpp"
 #include "edgewise/gnn/tensor/stream.hpp"
+#include "edgewise/gnn/train/epoch_loop.hpp"
+#include "edgewise/gnn/train/loss_guard.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "train/checkpoint.hpp"
-#include "edgewise/gnn/train/epoch_loop.hpp"
-#include "edgewise/gnn/train/epoch_selection.hpp"
-#include "edgewise/gnn/train/loss_guard.hpp"
+#include "train/node_evaluation.hpp"
 
 namespace edgewise::gnn {
 
-OptimizerKind parse_optimizer(const std::string& name) {
-  if (name == "adam") return OptimizerKind::Adam;
-  if (name == "adamw") return OptimizerKind::AdamW;
-  if (name == "sgd") return OptimizerKind::Sgd;
-  detail::throw_invalid_argument("optimizer: unknown '", name, "' (expected adam, adamw or sgd)");
+namespace train_detail {
+
+void score_epoch(const Tensor& scores, const TrainData& data, EpochRecord& rec) {
+  rec.metrics.set("train_acc", ops::accuracy(scores, data.labels, data.train_idx));
+  rec.metrics.set("valid_acc", data.valid_idx.numel() ? ops::accuracy(scores, data.labels, data.valid_idx) : 0.0);
+  if (data.valid_idx.numel()) {
+    Tensor logp(scores.rows(), scores.cols(), scores.device());
+    ops::log_softmax_rows(scores, logp);
+    rec.metrics.set("valid_loss", ops::nll_loss(logp, data.labels, data.valid_idx, nullptr));
+  }
+  rec.metrics.set("test_acc", data.test_idx.numel() ? ops::accuracy(scores, data.labels, data.test_idx) : 0.0);
 }
 
-ModelSelection parse_model_selection(const std::string& name) {
-  if (name == "best-valid") return ModelSelection::BestValidation;
-  if (name == "last") return ModelSelection::LastEpoch;
-  detail::throw_invalid_argument("select: unknown '", name, "' (expected best-valid or last)");
-}
+}  // namespace train_detail
 
 Trainer::Trainer(NodeClassifier& model, const TrainData& data, TrainerOptions options)
     : model_(model), data_(data), options_(std::move(options)), generator_(options_.seed) {
@@ -43,21 +45,12 @@ double Trainer::evaluate(const IndexTensor& rows) {
 }
 
 TrainResult Trainer::fit() {
-  train_detail::check_output_paths(options_);  // before any work, so a bad path costs nothing
-  auto optimizer = train_detail::make_optimizer(model_.param_groups(options_.weight_decay), options_);
+  check_train_options("Trainer", options_);  // before any work, so a bad path costs nothing
+  auto optimizer = make_optimizer(model_.param_groups(options_.weight_decay), options_);
   train_detail::LossGuard loss_guard("Trainer", options_.nonfinite_loss);
-  TrainResult result;
-  train_detail::EpochLoop loop;
-  loop.dataset_name = data_.name;
-  train_detail::EpochSelector selector(options_.selection);
-  const train_detail::RunState run{model_, *optimizer, generator_, selector, result, nullptr, &options_.run_tags};
-  if (!options_.resume_path.empty()) {
-    loop.first_epoch =
-        train_detail::resume_from_checkpoint(options_.resume_path, options_.epochs, run, loop.resumed_seconds);
-  }
-  loop.checkpoint = [&](int64_t epoch, double elapsed_seconds) {
-    train_detail::save_checkpoint(options_.checkpoint_path, epoch, run, elapsed_seconds);
-  };
+  EpochLoop loop;
+  loop.name = data_.name;
+  loop.selection = train_detail::node_selection();
   loop.train_step = [&](EpochRecord& rec) {
     // Forward, loss, backward, update.
     const auto t0 = train_detail::Clock::now();
@@ -75,14 +68,13 @@ TrainResult Trainer::fit() {
   loop.evaluate = [&](EpochRecord& rec) {  // not timed as part of the epoch
     train_detail::score_epoch(train_detail::eval_scores(model_, data_, generator_), data_, rec);
   };
-  loop.progress_tail = [&](const EpochRecord& rec, double eta_seconds) {
-    const double edges_per_s = static_cast<double>(data_.graph.num_edges()) / (rec.epoch_ms / 1e3);
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%.3g edges/s  ETA %s", edges_per_s,
-                  train_detail::format_seconds(eta_seconds).c_str());
+  loop.progress_tail = [&](const EpochRecord& rec) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.3g edges/s", static_cast<double>(data_.graph.num_edges()) / (rec.epoch_ms / 1e3));
     return std::string(buf);
   };
-  train_detail::run_epochs(options_, loop, selector, result);
+  TrainResult result;
+  run_training(options_, loop, TrainingState{model_, *optimizer, generator_}, result);
   return result;
 }
 

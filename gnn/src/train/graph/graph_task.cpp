@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <numeric>
@@ -14,6 +15,24 @@
 namespace edgewise::gnn {
 
 namespace {
+
+// "run.npz" -> "run.fold3.npz" (a file without an extension gets ".fold3").
+std::string with_fold(const std::string& path, int64_t fold) {
+  if (path.empty()) return path;
+  const std::filesystem::path p(path);
+  std::filesystem::path out = p.parent_path() / (p.stem().string() + ".fold" + std::to_string(fold));
+  out += p.extension();
+  return out.string();
+}
+
+// One fold's training options: its own checkpoint, resume and metric files when
+// several folds run.
+GraphTrainOptions fold_options(GraphTrainOptions o, int64_t fold, bool several) {
+  if (!several) return o;
+  for (std::string* path : {&o.checkpoint_path, &o.resume_path, &o.metrics_csv, &o.metrics_json, &o.plot_svg})
+    *path = with_fold(*path, fold);
+  return o;
+}
 
 GraphDataset load(const GraphTaskOptions& options, std::string& source) {
   if (options.dataset != "auto") {
@@ -90,7 +109,8 @@ GraphTaskResult run_graph_task(const GraphTaskOptions& options) {
   std::vector<double> test, valid, epoch_ms;
   for (int64_t fold : run) {
     const FoldSplit split = fold_split(folds, options.num_folds, fold);
-    FoldResult f = train_graph_fold(data, split, config, options.train, options.device, fold);
+    FoldResult f = train_graph_fold(data, split, config, fold_options(options.train, fold, run.size() > 1),
+                                    options.device, fold);
     std::printf("fold %lld: test %.2f %%  valid %.2f %%  (best epoch %lld)  %.1f ms/epoch  %.0f graphs/s  %.1f s\n",
                 static_cast<long long>(fold), 100 * f.test_acc, 100 * f.best_valid_acc,
                 static_cast<long long>(f.best_epoch), f.epoch_ms_median, f.graphs_per_second, f.seconds);

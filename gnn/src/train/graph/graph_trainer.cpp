@@ -7,6 +7,8 @@
 #include "edgewise/gnn/autograd/functional.hpp"
 #include "edgewise/gnn/train/graph_classification.hpp"
 #include "edgewise/gnn/nn/optim.hpp"
+#include "edgewise/gnn/train/epoch_loop.hpp"
+#include "edgewise/gnn/train/loss_guard.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/counter_rng.hpp"
 
@@ -83,66 +85,60 @@ double evaluate_graphs(GinGraphClassifier& model, const GraphDataset& data, cons
 
 FoldResult train_graph_fold(const GraphDataset& data, const FoldSplit& split, const GinGraphConfig& config,
                             const GraphTrainOptions& options, Device device, int64_t fold) {
-  EW_REQUIRE(options.epochs >= 1 && options.batch_size >= 1 && options.eval_batch_size >= 1,
-             "train_graph_fold: epochs (", options.epochs, "), batch_size (", options.batch_size,
-             ") and eval_batch_size (", options.eval_batch_size, ") must be >= 1");
+  EW_REQUIRE(options.batch_size >= 1 && options.eval_batch_size >= 1, "train_graph_fold: batch_size (",
+             options.batch_size, ") and eval_batch_size (", options.eval_batch_size, ") must be >= 1");
   EW_REQUIRE(!split.train.empty(), "train_graph_fold: no training graphs");
+  check_train_options("train_graph_fold", options);
   const Clock::time_point fold_start = Clock::now();
   Generator generator(options.seed);
   GinGraphClassifier model(config, generator, device);
-  AdamOptions adam;
-  adam.lr = options.lr;
-  adam.weight_decay = options.weight_decay;
-  Adam optimizer(model.parameters(), adam);
-  std::vector<int64_t> order;
-
-  FoldResult result;
-  result.fold = fold;
-  result.best_valid_acc = -1;
-  std::vector<double> epoch_ms;
-  for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) {
+  auto optimizer = make_optimizer({ParamGroup{model.parameters(), options.weight_decay}}, options);
+  train_detail::LossGuard loss_guard("train_graph_fold", options.nonfinite_loss);
+  double train_acc = 0;  // the running accuracy of the last epoch's batches
+  EpochLoop loop;
+  loop.name = data.name + " fold " + std::to_string(fold);
+  loop.selection = {"valid_acc", true, "", false};
+  loop.train_step = [&](EpochRecord& rec) {
     const Clock::time_point start = Clock::now();
     model.train();
-    // A fresh order per epoch, a pure function of (seed, epoch).
-    order = split.train;
-    CounterRng order_rng(options.seed, kSaltBatchOrder, static_cast<uint64_t>(epoch));
+    // A fresh order per epoch, a pure function of (seed, epoch): a resumed run continues it.
+    std::vector<int64_t> order = split.train;
+    CounterRng order_rng(options.seed, kSaltBatchOrder, static_cast<uint64_t>(rec.epoch));
     shuffle(order, order_rng);
     double loss_sum = 0;
     int64_t correct = 0;
-    for (size_t at = 0; at < order.size(); at += static_cast<size_t>(options.batch_size)) {
+    int64_t batch_index = 0;
+    for (size_t at = 0; at < order.size(); at += static_cast<size_t>(options.batch_size), ++batch_index) {
       const GraphBatch batch = make_graph_batch(data, slice(order, at, options.batch_size), device);
-      optimizer.zero_grad();
+      optimizer->zero_grad();
       Variable logits = model.forward(batch, generator);
       Variable loss = cross_entropy(logits, batch.labels, all_rows(batch.num_graphs(), device));
+      const double batch_loss = loss.value().to_host_vector()[0];
+      loss_guard.check(batch_loss, rec.epoch, batch_index);
       correct += count_correct(logits.value(), batch.labels);
-      loss_sum += static_cast<double>(loss.value().to_host_vector()[0]) * static_cast<double>(batch.num_graphs());
+      loss_sum += batch_loss * static_cast<double>(batch.num_graphs());
       loss.backward();
-      optimizer.step();
+      optimizer->step();
     }
-    const double train_seconds = seconds_since(start);
-    epoch_ms.push_back(1e3 * train_seconds);
-    const double train_acc = static_cast<double>(correct) / static_cast<double>(order.size());
-    const double valid_acc = evaluate_graphs(model, data, split.valid, options.eval_batch_size, device);
-    const double test_acc = evaluate_graphs(model, data, split.test, options.eval_batch_size, device);
-    if (valid_acc > result.best_valid_acc) {
-      result.best_valid_acc = valid_acc;
-      result.test_acc = test_acc;
-      result.train_acc = train_acc;
-      result.best_epoch = epoch;
-    }
-    if (options.log_every > 0 && (epoch % options.log_every == 0 || epoch == 1 || epoch == options.epochs)) {
-      std::printf("fold %lld epoch %3lld: loss %.4f  train %.2f %%  valid %.2f %%  test %.2f %%  %.0f ms  "
-                  "%.0f graphs/s\n",
-                  static_cast<long long>(fold), static_cast<long long>(epoch),
-                  loss_sum / static_cast<double>(order.size()), 100 * train_acc, 100 * valid_acc, 100 * test_acc,
-                  1e3 * train_seconds, static_cast<double>(order.size()) / train_seconds);
-      std::fflush(stdout);
-    }
-  }
-  std::vector<double> sorted = epoch_ms;
-  std::sort(sorted.begin(), sorted.end());
-  result.epoch_ms_median = sorted[sorted.size() / 2];
-  result.graphs_per_second = static_cast<double>(order.size()) / (result.epoch_ms_median / 1e3);
+    rec.epoch_ms = 1e3 * seconds_since(start);
+    rec.loss = loss_sum / static_cast<double>(order.size());
+    train_acc = static_cast<double>(correct) / static_cast<double>(order.size());
+  };
+  loop.evaluate = [&](EpochRecord& rec) {
+    rec.metrics.set("train_acc", train_acc);
+    rec.metrics.set("valid_acc", evaluate_graphs(model, data, split.valid, options.eval_batch_size, device));
+    rec.metrics.set("test_acc", evaluate_graphs(model, data, split.test, options.eval_batch_size, device));
+  };
+  loop.progress_tail = [&](const EpochRecord& rec) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.0f graphs/s", static_cast<double>(split.train.size()) / (rec.epoch_ms / 1e3));
+    return std::string(buf);
+  };
+  FoldResult result;
+  result.fold = fold;
+  run_training(options, loop, TrainingState{model, *optimizer, generator}, result);
+  result.graphs_per_second =
+      result.epoch_ms_median > 0 ? static_cast<double>(split.train.size()) / (result.epoch_ms_median / 1e3) : 0.0;
   result.seconds = seconds_since(fold_start);
   return result;
 }

@@ -9,6 +9,8 @@
 #include "edgewise/gnn/autograd/functional.hpp"
 #include "edgewise/gnn/train/link_prediction.hpp"
 #include "edgewise/gnn/nn/optim.hpp"
+#include "edgewise/gnn/train/epoch_loop.hpp"
+#include "edgewise/gnn/train/loss_guard.hpp"
 #include "edgewise/kernels/common/check.hpp"
 #include "nn/gcn_link_encoder.hpp"
 #include "edgewise/kernels/common/counter_rng.hpp"
@@ -16,11 +18,6 @@
 namespace edgewise::gnn {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
 
 // Positive pairs then negative pairs, as index tensors and 1/0 targets on `device`.
 struct LabelledPairs {
@@ -59,18 +56,11 @@ Scores score(const Variable& z, const LabelledPairs& pairs, int64_t hits_k) {
   return {roc_auc(pos, neg), hits_at_k(pos, neg, hits_k)};
 }
 
-std::string format_seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", s);
-  return buf;
-}
-
 }  // namespace
 
 LinkTrainResult train_link_predictor(const LinkSplit& split, const NodeFeatures& features,
                                      const LinkTrainOptions& options, Device device) {
   constexpr const char* kOp = "train_link_predictor";
-  EW_REQUIRE(options.epochs >= 1, kOp, ": epochs (", options.epochs, ") must be >= 1");
   EW_REQUIRE(options.hits_k >= 1, kOp, ": hits_k (", options.hits_k, ") must be >= 1");
   EW_REQUIRE(split.train_pos.size() > 0, kOp, ": the split has no training links");
   EW_REQUIRE(split.valid_pos.size() > 0 && split.valid_neg.size() > 0, kOp,
@@ -80,15 +70,13 @@ LinkTrainResult train_link_predictor(const LinkSplit& split, const NodeFeatures&
              split.num_nodes, " nodes");
   EW_REQUIRE(features.device() == device, kOp, ": features are on ", features.device().str(), ", not on ",
              device.str());
+  check_train_options(kOp, options);
 
   Generator generator(options.seed);
-  auto encoder = std::make_unique<link_detail::GcnLinkEncoder>(features.cols(), options.hidden_features,
-                                                               options.out_features, options.layers, options.dropout,
-                                                               generator, device);
-  AdamOptions adam;
-  adam.lr = options.lr;
-  adam.weight_decay = options.weight_decay;
-  Adam optimizer(encoder->parameters(), adam);
+  link_detail::GcnLinkEncoder encoder(features.cols(), options.hidden_features, options.out_features,
+                                      options.layers, options.dropout, generator, device);
+  auto optimizer = make_optimizer({ParamGroup{encoder.parameters(), options.weight_decay}}, options);
+  train_detail::LossGuard loss_guard(kOp, options.nonfinite_loss);
 
   // Normalised once (A + I, D^-1/2 . D^-1/2): the encoder's layers do not normalise.
   const Graph train_graph = split.train_graph.to(device).gcn_normalized();
@@ -96,65 +84,46 @@ LinkTrainResult train_link_predictor(const LinkSplit& split, const NodeFeatures&
   const LabelledPairs valid = label(split.valid_pos, split.valid_neg, device);
   const LabelledPairs test = label(split.test_pos, split.test_neg, device);
 
-  LinkTrainResult result;
-  result.model_description = encoder->describe() + " + dot-product decoder";
-  result.num_parameters = encoder->num_parameters();
-  const auto start = Clock::now();
-  for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) {
-    LinkEpochRecord rec;
-    rec.epoch = epoch;
-    const auto t0 = Clock::now();
+  EpochLoop loop;
+  loop.name = "link prediction";
+  loop.selection = {"valid_auc", true, "", false};
+  loop.train_step = [&](EpochRecord& rec) {
+    const auto t0 = train_detail::Clock::now();
     // As many fresh negatives as training links, against the training graph.
-    const NodePairs negatives = sample_negative_edges(
-        split.train_graph, split.train_pos.size(),
-        stream_key(options.seed, kSaltTrainNegatives, static_cast<uint64_t>(epoch)));
+    const NodePairs negatives =
+        sample_negative_edges(split.train_graph, split.train_pos.size(),
+                              stream_key(options.seed, kSaltTrainNegatives, static_cast<uint64_t>(rec.epoch)));
     const LabelledPairs batch = label(split.train_pos, negatives, device);
-    encoder->train();
-    optimizer.zero_grad();
-    Variable z = encoder->forward(train_graph, features, generator);
+    encoder.train();
+    optimizer->zero_grad();
+    Variable z = encoder.forward(train_graph, features, generator);
     Variable loss = bce_with_logits(pair_dot(z, batch.src, batch.dst), batch.targets, batch.rows);
     rec.loss = loss.value().to_host_vector()[0];
-    EW_REQUIRE(std::isfinite(rec.loss), kOp, ": the training loss of epoch ", epoch, " is ", rec.loss,
-               " (diverged: lower the learning rate)");
+    loss_guard.check(rec.loss, rec.epoch);
     loss.backward();
-    optimizer.step();
+    optimizer->step();
     synchronize(device);
-    rec.epoch_ms = ms_between(t0, Clock::now());
-
-    Scores valid_scores, test_scores;
-    {
-      NoGradGuard no_grad;
-      encoder->eval();
-      valid_scores = score(encoder->forward(train_graph, features, generator), valid, options.hits_k);
-      test_scores = score(encoder->forward(test_graph, features, generator), test, options.hits_k);
-      encoder->train();
-    }
-    rec.valid_auc = valid_scores.auc;
-    rec.test_auc = test_scores.auc;
-    result.history.push_back(rec);
-    if (epoch == 1 || rec.valid_auc > result.best_valid_auc) {
-      result.best_epoch = epoch;
-      result.best_valid_auc = rec.valid_auc;
-      result.test_auc = rec.test_auc;
-      result.valid_hits_at_k = valid_scores.hits;
-      result.test_hits_at_k = test_scores.hits;
-    }
-    if (options.log_every > 0 && (epoch % options.log_every == 0 || epoch == 1 || epoch == options.epochs)) {
-      const double elapsed = ms_between(start, Clock::now()) / 1e3;
-      const double eta = elapsed / static_cast<double>(epoch) * static_cast<double>(options.epochs - epoch);
-      std::printf("epoch %4lld/%lld  loss %.4f  valid auc %.4f  test auc %.4f  test hits@%lld %.3f  %.2f ms/epoch  "
-                  "ETA %s\n",
-                  static_cast<long long>(epoch), static_cast<long long>(options.epochs), rec.loss, rec.valid_auc,
-                  rec.test_auc, static_cast<long long>(options.hits_k), test_scores.hits, rec.epoch_ms,
-                  format_seconds(eta).c_str());
-      std::fflush(stdout);
-    }
-  }
-  std::vector<double> ms;
-  for (const LinkEpochRecord& r : result.history) ms.push_back(r.epoch_ms);
-  std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
-  result.epoch_ms_median = ms[ms.size() / 2];
-  result.total_seconds = ms_between(start, Clock::now()) / 1e3;
+    rec.epoch_ms = train_detail::seconds_between(t0, train_detail::Clock::now()) * 1e3;
+  };
+  loop.evaluate = [&](EpochRecord& rec) {
+    NoGradGuard no_grad;
+    encoder.eval();
+    const Scores v = score(encoder.forward(train_graph, features, generator), valid, options.hits_k);
+    const Scores t = score(encoder.forward(test_graph, features, generator), test, options.hits_k);
+    encoder.train();
+    rec.metrics.set("valid_auc", v.auc);
+    rec.metrics.set("test_auc", t.auc);
+    rec.metrics.set("valid_hits_at_k", v.hits);
+    rec.metrics.set("test_hits_at_k", t.hits);
+  };
+  LinkTrainResult result;
+  result.model_description = encoder.describe() + " + dot-product decoder";
+  result.num_parameters = encoder.num_parameters();
+  run_training(options, loop, TrainingState{encoder, *optimizer, generator}, result);
+  result.best_valid_auc = result.best.get("valid_auc");
+  result.test_auc = result.best.get("test_auc");
+  result.valid_hits_at_k = result.best.get("valid_hits_at_k");
+  result.test_hits_at_k = result.best.get("test_hits_at_k");
   return result;
 }
 

@@ -14,17 +14,16 @@
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/philox.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
-#include "train/checkpoint.hpp"
-#include "edgewise/gnn/train/epoch_selection.hpp"
+#include "edgewise/gnn/train/epoch_loop.hpp"
 #include "edgewise/gnn/train/loss_guard.hpp"
+#include "train/checkpoint.hpp"
+#include "train/node_evaluation.hpp"
 
 namespace edgewise::gnn {
 
 namespace {
-using Clock = std::chrono::steady_clock;
-double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
+using train_detail::Clock;
+using train_detail::seconds_between;
 
 // A permutation of `nodes` from Philox keys of one generator stream (sort_by_key of
 // the keys, stable, so ties — vanishingly rare — keep their order).
@@ -82,9 +81,8 @@ double MiniBatchTrainer::evaluate(const IndexTensor& rows) {
 }
 
 MiniBatchTrainResult MiniBatchTrainer::fit() {
-  AdamOptions adam;
-  adam.lr = options_.lr;
-  Adam optimizer(model_.param_groups(options_.weight_decay), adam);
+  check_train_options("MiniBatchTrainer", options_);
+  auto optimizer = make_optimizer(model_.param_groups(options_.weight_decay), options_);
   const int64_t n_train = static_cast<int64_t>(train_nodes_.size());
   const int64_t B = std::min(options_.batch_size, n_train);
   const int64_t batches = (n_train + B - 1) / B;
@@ -92,34 +90,23 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
   if (options_.seed_order == SeedOrder::LossPrioritized) {
     seeds = std::make_unique<SeedSampler>(SeedSampler::uniform(data_.graph.num_nodes(), train_nodes_));
   }
-
   MiniBatchTrainResult result;
   result.batches_per_epoch = batches;
   std::vector<double> rates;
-  double sample_seconds = 0, train_seconds = 0;
-  train_detail::EpochSelector selector(options_.selection);
+  double sample_seconds = 0, train_seconds = 0, epoch_sample_seconds = 0;
   train_detail::LossGuard loss_guard("MiniBatchTrainer", options_.nonfinite_loss);
-  int64_t since_best = 0;
-  const auto start = Clock::now();
-  const train_detail::RunState run{model_, optimizer, generator_, selector, result, &seeds, &options_.run_tags};
-  int64_t first_epoch = 1;
-  double resumed_seconds = 0;  // training time before the checkpoint
-  if (!options_.resume_path.empty()) {
-    first_epoch = train_detail::resume_from_checkpoint(options_.resume_path, options_.epochs, run, resumed_seconds);
-    since_best = selector.state().since_best;
-  }
-  auto checkpoint = [&](int64_t epoch) {
-    train_detail::save_checkpoint(options_.checkpoint_path, epoch, run,
-                                  resumed_seconds + seconds_between(start, Clock::now()));
-  };
-  for (int64_t epoch = first_epoch; epoch <= options_.epochs; ++epoch) {
-    EpochRecord rec;
-    rec.epoch = epoch;
+  const DataParallel& dp = options_.data_parallel;
+
+  EpochLoop loop;
+  loop.name = data_.name;
+  loop.selection = train_detail::node_selection();
+  loop.train_step = [&](EpochRecord& rec) {
     model_.train();
     const auto t0 = Clock::now();
     const std::vector<int64_t> order =
         seeds ? std::vector<int64_t>{} : shuffled(train_nodes_, generator_.seed(), generator_.next_stream());
-    double loss_sum = 0, epoch_sample_seconds = 0;
+    double loss_sum = 0;
+    epoch_sample_seconds = 0;
     for (int64_t b = 0; b < batches; ++b) {
       // The batch's seeds and their loss weights.
       std::vector<int64_t> batch_nodes;
@@ -131,7 +118,6 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
       } else {
         const int64_t lo = b * B, hi = std::min(n_train, lo + B);
         // This process's slice of the batch (all of it with one process).
-        const DataParallel& dp = options_.data_parallel;
         const int64_t first = lo + (hi - lo) * dp.rank / dp.world_size;
         const int64_t last = lo + (hi - lo) * (dp.rank + 1) / dp.world_size;
         batch_nodes.assign(order.begin() + first, order.begin() + last);
@@ -140,10 +126,10 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
       if (batch_nodes.empty()) {
         // A batch smaller than the process count leaves this process nothing: it
         // still takes part in the sums, adding 0, and steps with everyone.
-        optimizer.zero_grad();
-        loss_sum += options_.data_parallel.sum(0.0);
-        options_.data_parallel.sum_gradients(model_.parameters());
-        optimizer.step();
+        optimizer->zero_grad();
+        loss_sum += dp.sum(0.0);
+        dp.sum_gradients(model_.parameters());
+        optimizer->step();
         continue;
       }
       const auto s0 = Clock::now();
@@ -153,16 +139,16 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
 
       std::vector<int64_t> batch_labels(batch_nodes.size());
       for (size_t i = 0; i < batch_nodes.size(); ++i) batch_labels[i] = labels_[batch_nodes[i]];
-      optimizer.zero_grad();
+      optimizer->zero_grad();
       Variable logits = model_.forward(mb, x, generator_);
       std::vector<float> per_node;
       Variable loss = weighted_cross_entropy(logits, batch_labels, weights, seeds ? &per_node : nullptr);
       double batch_loss = loss.value().to_host_vector()[0];
-      if (options_.data_parallel.world_size > 1) batch_loss = options_.data_parallel.sum(batch_loss);
-      loss_guard.check(batch_loss, epoch, b);
+      if (dp.world_size > 1) batch_loss = dp.sum(batch_loss);
+      loss_guard.check(batch_loss, rec.epoch, b);
       loss.backward();
-      if (options_.data_parallel.world_size > 1) options_.data_parallel.sum_gradients(model_.parameters());
-      optimizer.step();
+      if (dp.world_size > 1) dp.sum_gradients(model_.parameters());
+      optimizer->step();
       loss_sum += batch_loss;
       if (seeds) {
         std::vector<float> priority(per_node.size());
@@ -177,36 +163,17 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
     rates.push_back(static_cast<double>(batches) / epoch_seconds);
     sample_seconds += epoch_sample_seconds;
     train_seconds += epoch_seconds;
-
-    const bool evaluate_now = epoch % options_.eval_every == 0 || epoch == options_.epochs;
-    if (evaluate_now) {
-      train_detail::score_epoch(train_detail::eval_scores(model_, data_, generator_), data_, rec);
-      since_best = selector.observe(rec, result);
-    }
-    result.history.push_back(rec);
-    if (options_.log_every > 0 && (epoch % options_.log_every == 0 || epoch == 1 || epoch == options_.epochs)) {
-      if (evaluate_now) {
-        std::printf("epoch %4lld/%lld  loss %.4f  train %.3f  valid %.3f  test %.3f  %.1f batches/s  (%.0f%% sampling)\n",
-                    static_cast<long long>(epoch), static_cast<long long>(options_.epochs), rec.loss, rec.train_acc,
-                    rec.valid_acc, rec.test_acc, rates.back(), 100.0 * epoch_sample_seconds / epoch_seconds);
-      } else {
-        std::printf("epoch %4lld/%lld  loss %.4f  %.1f batches/s  (%.0f%% sampling)\n",
-                    static_cast<long long>(epoch), static_cast<long long>(options_.epochs), rec.loss, rates.back(),
-                    100.0 * epoch_sample_seconds / epoch_seconds);
-      }
-      std::fflush(stdout);
-    }
-    if (options_.checkpoint_every > 0 && epoch % options_.checkpoint_every == 0 && epoch < options_.epochs) {
-      checkpoint(epoch);
-    }
-    if (evaluate_now && options_.patience > 0 && since_best >= options_.patience) {
-      result.stopped_early = true;
-      break;
-    }
-  }
-  if (!options_.checkpoint_path.empty() && !result.history.empty()) checkpoint(result.history.back().epoch);
-  result.total_seconds = resumed_seconds + seconds_between(start, Clock::now());
-  selector.finish(result);
+  };
+  loop.evaluate = [&](EpochRecord& rec) {
+    train_detail::score_epoch(train_detail::eval_scores(model_, data_, generator_), data_, rec);
+  };
+  loop.progress_tail = [&](const EpochRecord& rec) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f batches/s  (%.0f%% sampling)", rates.empty() ? 0.0 : rates.back(),
+                  100.0 * epoch_sample_seconds / std::max(rec.epoch_ms / 1e3, 1e-12));
+    return std::string(buf);
+  };
+  run_training(options_, loop, TrainingState{model_, *optimizer, generator_, &seeds}, result);
   std::sort(rates.begin(), rates.end());
   result.batches_per_second = rates.empty() ? 0.0 : rates[rates.size() / 2];  // empty: resumed with nothing to run
   result.sampling_fraction = train_seconds > 0 ? sample_seconds / train_seconds : 0.0;

@@ -1,58 +1,56 @@
-// What Trainer and MiniBatchTrainer share around each evaluation: the full-batch
-// scores, scoring them, and keeping the metrics of the epoch TrainerOptions::selection
-// (or MiniBatchTrainerOptions::selection) reports.
+// Model selection inside the epoch loop: which evaluated epoch the result reports
+// (TrainOptions::selection by an EpochLoop's SelectionKey) and the patience count.
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <string>
 
-#include "edgewise/gnn/autograd/autograd.hpp"
-#include "edgewise/gnn/tensor/random.hpp"
-#include "edgewise/gnn/train/trainer.hpp"
+#include "edgewise/gnn/train/train_options.hpp"
 
-namespace edgewise::gnn::train_detail {
+namespace edgewise::gnn {
 
-// Full-batch scores [N, K] -> rec's train / valid / test accuracy and validation loss.
-void score_epoch(const Tensor& scores, const TrainData& data, EpochRecord& rec);
+// Under ModelSelection::BestValidation, a later evaluation replaces the best one when
+// its `metric` is better (higher, or lower when !higher_is_better); on an equal value
+// `tie_metric` decides the same way (empty: the earlier epoch stays). NaN is never better.
+struct SelectionKey {
+  std::string metric = "valid_acc";
+  bool higher_is_better = true;
+  std::string tie_metric;
+  bool tie_higher_is_better = false;
+};
 
-// The model's full-batch scores [N, K] in eval mode, nothing recorded for backward;
-// the model is left in training mode.
-template <class Model>
-Tensor eval_scores(Model& model, const TrainData& data, Generator& generator) {
-  NoGradGuard guard;
-  model.eval();
-  Tensor scores = model.forward(data.graph, data.features, generator).value();
-  model.train();
-  return scores;
-}
+namespace train_detail {
 
-// What EpochSelector has learnt so far (for checkpoints): the best evaluated
-// epoch by validation accuracy and the patience count.
+// What EpochSelector has learnt so far (for checkpoints): the best evaluated epoch,
+// its metrics and the patience count.
 struct SelectionState {
   int64_t best_epoch = 0;
-  double best_valid_acc = -1, best_valid_loss = 1e300, best_test_acc = 0, best_train_acc = 0;
+  Metrics best;
   int64_t since_best = 0;
 };
 
 class EpochSelector {
  public:
-  explicit EpochSelector(ModelSelection selection) : selection_(selection) {}
+  EpochSelector(ModelSelection selection, SelectionKey key) : selection_(selection), key_(std::move(key)) {}
   SelectionState state() const { return best_; }
   int64_t last_epoch() const { return observed_ ? last_.epoch : 0; }  // the last evaluated epoch (0: none)
   // Continues from `state`, `last` being the last evaluated epoch (null: none), for a
-  // checkpoint resume; sets result's best-validation metrics as observe() had.
+  // checkpoint resume; sets result's selected metrics as observe() had.
   void restore(const SelectionState& state, const EpochRecord* last, TrainResult& result);
-  // An evaluated epoch: updates result's best-validation metrics; returns how many
+  // An evaluated epoch: updates result's selected metrics; returns how many
   // evaluations have passed since the best one (the patience count).
   int64_t observe(const EpochRecord& rec, TrainResult& result);
   // After the last epoch: the selected epoch's metrics and the median epoch time.
   void finish(TrainResult& result) const;
 
  private:
+  bool better(const Metrics& candidate) const;
   ModelSelection selection_;
+  SelectionKey key_;
   SelectionState best_;
   bool observed_ = false;
   EpochRecord last_;
 };
 
-}  // namespace edgewise::gnn::train_detail
+}  // namespace train_detail
+}  // namespace edgewise::gnn

@@ -13,17 +13,20 @@
 #include "edgewise/gnn/data/graph_dataset.hpp"
 #include "edgewise/gnn/graph/graph_batch.hpp"
 #include "edgewise/gnn/nn/gin_graph_classifier.hpp"
+#include "edgewise/gnn/train/train_options.hpp"
 
 namespace edgewise::gnn {
 
-struct GraphTrainOptions {
-  int64_t epochs = 50;
+// TrainOptions with the GIN example's defaults (50 epochs, no weight decay; the seed
+// also shuffles the minibatches) and the batch sizes. Selection is by validation
+// accuracy, the earliest epoch on ties.
+struct GraphTrainOptions : TrainOptions {
+  GraphTrainOptions() {
+    epochs = 50;
+    weight_decay = 0.0f;
+  }
   int64_t batch_size = 128;
   int64_t eval_batch_size = 1024;
-  float lr = 0.01f;
-  float weight_decay = 0.0f;
-  uint64_t seed = 0;
-  int64_t log_every = 10;  // progress line every N epochs (0: quiet)
 };
 
 struct FoldSplit {
@@ -33,19 +36,18 @@ struct FoldSplit {
 // std::invalid_argument when fold is outside [0, num_folds) or a part is empty.
 FoldSplit fold_split(const std::vector<int64_t>& folds, int64_t num_folds, int64_t fold);
 
-struct FoldResult {
+// The fold's run: TrainResult's history ("train_acc" — the running accuracy over
+// the epoch's training batches —, "valid_acc", "test_acc"), selected epoch and
+// timing, and the fold's own figures.
+struct FoldResult : TrainResult {
   int64_t fold = 0;
-  double test_acc = 0;        // at the best validation epoch
-  double best_valid_acc = 0;
-  double train_acc = 0;       // running accuracy over the best epoch's training batches
-  int64_t best_epoch = 0;     // 1-based
-  double epoch_ms_median = 0;  // training part of an epoch (batches built, forward, backward, step)
   double graphs_per_second = 0;
-  double seconds = 0;          // the whole fold, evaluation included
+  double seconds = 0;  // the whole fold, evaluation included
 };
 
-// Trains a fresh GinGraphClassifier (seeded by options.seed) on split.train and
-// reports as documented above. `fold` only labels the progress lines.
+// Trains a fresh GinGraphClassifier (seeded by options.seed) on split.train on the
+// one epoch loop (checkpoints, resume, patience, schedule, metric files as every
+// task) and reports as documented above. `fold` labels the progress lines.
 FoldResult train_graph_fold(const GraphDataset& data, const FoldSplit& split, const GinGraphConfig& config,
                             const GraphTrainOptions& options, Device device = Device::cpu(), int64_t fold = 0);
 
@@ -65,6 +67,8 @@ struct GraphTaskOptions {
   std::vector<int64_t> folds{0, 1, 2};  // the folds to run as test fold; empty: all
   int64_t num_folds = 10;
   GinGraphConfig model;  // in_features and num_classes come from the data
+  // Training; with several folds, each fold's checkpoint, resume, metric and plot
+  // files get ".fold<k>" before their extension (run.npz -> run.fold0.npz).
   GraphTrainOptions train;
   Device device = Device::cpu();
   std::string save_folds;  // when set, the fold of every graph is written there, one per line

@@ -1,10 +1,10 @@
-// The non-finite training-loss guard Trainer and MiniBatchTrainer share
-// (TrainerOptions::nonfinite_loss).
+// The non-finite training-loss guard every task's train step uses
+// (TrainOptions::nonfinite_loss).
 #pragma once
 
 #include <cstdint>
 
-#include "edgewise/gnn/train/trainer.hpp"
+#include "edgewise/gnn/train/train_options.hpp"
 
 namespace edgewise::gnn::train_detail {
 

@@ -9,6 +9,7 @@
 
 #include "edgewise/gnn/sampling/seed_sampler.hpp"
 #include "edgewise/gnn/nn/minibatch_sage.hpp"
+#include "edgewise/gnn/train/train_options.hpp"
 #include "edgewise/gnn/train/trainer.hpp"
 
 namespace edgewise::gnn {
@@ -37,29 +38,22 @@ struct DataParallel {
   std::function<double(double)> sum;                                        // a scalar over the processes
 };
 
-struct MiniBatchTrainerOptions {
+// TrainOptions (epochs, lr, schedule, seed — sampling, shuffling and dropout streams —,
+// eval_every, patience, selection, output files, checkpoints, ...; the loss is checked
+// per batch) and what minibatches add. Checkpoints hold the loss-prioritised seed
+// sampler's priorities too. The last epoch is always evaluated, so resuming from a
+// checkpoint taken at an epoch that is not a multiple of eval_every reports one more
+// evaluation than the uninterrupted run; at a multiple it is bitwise the same.
+struct MiniBatchTrainerOptions : TrainOptions {
+  MiniBatchTrainerOptions() {
+    epochs = 20;
+    log_every = 1;
+  }
   std::vector<int64_t> fanouts{10, 25};  // NeighborSampler order: the last entry samples the seeds' neighbours
   int64_t batch_size = 512;
-  int64_t epochs = 20;
-  float lr = 0.01f;
-  float weight_decay = 5e-4f;
   SeedOrder seed_order = SeedOrder::Shuffle;
   float priority_alpha = 0.6f;  // LossPrioritized: priority = (loss + priority_eps)^alpha
   float priority_eps = 1e-2f;
-  uint64_t seed = 0;            // sampling, shuffling and dropout streams
-  int64_t eval_every = 1;       // full-batch evaluation every this many epochs (and the last)
-  int64_t patience = 0;         // stop after this many evaluations without a better validation accuracy (0: never)
-  ModelSelection selection = ModelSelection::BestValidation;  // LastEpoch: the last evaluated epoch
-  int64_t log_every = 1;        // progress line every this many epochs (0: silent)
-  NonFiniteLoss nonfinite_loss = NonFiniteLoss::Error;  // checked per batch
-  // Checkpoints, as TrainerOptions (the loss-prioritised seed sampler's priorities
-  // included). The last epoch of a run is always evaluated, so resuming from a
-  // checkpoint taken at an epoch that is not a multiple of eval_every reports one
-  // more evaluation than the uninterrupted run; at a multiple it is bitwise the same.
-  std::string checkpoint_path;
-  int64_t checkpoint_every = 0;
-  std::string resume_path;
-  RunTags run_tags;            // as TrainerOptions::run_tags
   DataParallel data_parallel;  // world_size 1: one process
 };
 
