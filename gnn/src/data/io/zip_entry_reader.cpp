@@ -50,24 +50,24 @@ ZipEntryReader::ZipEntryReader(const std::string& path, const ZipEntry& entry, u
     fail("recorded uncompressed size " + std::to_string(entry_.uncompressed_size) +
          " is impossible for " + std::to_string(entry_.compressed_size) + " deflated bytes");
 
-  file_ = std::fopen(path.c_str(), "rb");
+  file_.reset(std::fopen(path.c_str(), "rb"));
   if (!file_) fail(std::string("cannot open the file: ") + std::strerror(errno));
   std::byte header[kLocalHeaderSize];
   if (entry_.local_header_offset + kLocalHeaderSize > data_limit ||
-      fseeko(file_, static_cast<off_t>(entry_.local_header_offset), SEEK_SET) != 0 ||
-      std::fread(header, 1, kLocalHeaderSize, file_) != kLocalHeaderSize)
+      fseeko(file_.get(), static_cast<off_t>(entry_.local_header_offset), SEEK_SET) != 0 ||
+      std::fread(header, 1, kLocalHeaderSize, file_.get()) != kLocalHeaderSize)
     fail("local header at offset " + std::to_string(entry_.local_header_offset) + " lies past the entries' area");
   if (read_le32(header) != kLocalHeaderSignature)
     fail("no local header signature at offset " + std::to_string(entry_.local_header_offset));
   const uint64_t name_len = read_le16(header + 26), extra_len = read_le16(header + 28);
   std::string name(name_len, '\0');
-  if (name_len > 0 && std::fread(name.data(), 1, name_len, file_) != name_len) fail("truncated local header");
+  if (name_len > 0 && std::fread(name.data(), 1, name_len, file_.get()) != name_len) fail("truncated local header");
   if (name != entry_.name) fail("local header names '" + name + "', the central directory '" + entry_.name + "'");
   const uint64_t data_start = entry_.local_header_offset + kLocalHeaderSize + name_len + extra_len;
   if (data_start > data_limit || entry_.compressed_size > data_limit - data_start)
     fail("entry data (" + std::to_string(entry_.compressed_size) + " bytes at offset " + std::to_string(data_start) +
          ") runs past the end of the entries' area at " + std::to_string(data_limit) + ": truncated or corrupt");
-  if (fseeko(file_, static_cast<off_t>(data_start), SEEK_SET) != 0) fail("cannot seek to the entry data");
+  if (fseeko(file_.get(), static_cast<off_t>(data_start), SEEK_SET) != 0) fail("cannot seek to the entry data");
   compressed_left_ = entry_.compressed_size;
   crc_ = crc32_z(0L, Z_NULL, 0);
   if (entry_.method == 8) {
@@ -83,16 +83,14 @@ ZipEntryReader::ZipEntryReader(const std::string& path, const ZipEntry& entry, u
   }
 }
 
-ZipEntryReader::~ZipEntryReader() {
-  if (file_) std::fclose(file_);
-}
+ZipEntryReader::~ZipEntryReader() = default;
 
 void ZipEntryReader::fail(const std::string& what) const { throw DataFileError(where_ + ": " + what); }
 
 void ZipEntryReader::refill() {
   const std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(input_.size(), compressed_left_));
   if (n == 0) return;
-  if (std::fread(input_.data(), 1, n, file_) != n) fail("unexpected end of file inside the entry data (truncated)");
+  if (std::fread(input_.data(), 1, n, file_.get()) != n) fail("unexpected end of file inside the entry data (truncated)");
   compressed_left_ -= n;
   inflater_->stream.next_in = input_.data();
   inflater_->stream.avail_in = static_cast<uInt>(n);
@@ -139,7 +137,7 @@ void ZipEntryReader::read(std::byte* dst, std::size_t n, bool track_crc) {
   if (inflater_) {
     inflate_into(dst, n);
   } else {
-    if (std::fread(dst, 1, n, file_) != n) fail("unexpected end of file inside the entry data (truncated)");
+    if (std::fread(dst, 1, n, file_.get()) != n) fail("unexpected end of file inside the entry data (truncated)");
     compressed_left_ -= n;
     produced_ += n;
   }

@@ -41,7 +41,12 @@ class ZipEntryReader {
 
   ZipEntry entry_;
   std::string where_;
-  std::FILE* file_ = nullptr;
+  // Closed by its own destructor: the constructor's checks throw after opening it,
+  // and a throwing constructor runs no destructor of the class itself.
+  struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, FileCloser> file_;
   struct Inflater;
   std::unique_ptr<Inflater> inflater_;  // deflate entries only
   std::vector<unsigned char> input_;    // compressed bytes read ahead
