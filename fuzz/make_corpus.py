@@ -60,6 +60,11 @@ def npz_corpus():
     write(t, "not_float.npz", npz({"x": np.array([np.nan, np.inf, 0.5, 1e300])}, False))
     write(t, "single.npy", npy(np.arange(3, dtype="<i4")))
     write(t, "big_endian.npz", npz({"x": np.arange(2, dtype=">i4")}, False))
+    # A local header whose signature is broken (the central directory still points at
+    # it): its reader used to leak the open file (tools/fuzz.sh 600 ran out of descriptors).
+    bad_local = bytearray(npz({"a": np.arange(2, dtype="<i8")}, False))
+    bad_local[0:1] = b"X"
+    write(t, "bad_local_signature.npz", bytes(bad_local))
 
 
 def dataset(n=4, feat=True, labels=True, splits=True, dtype="<f4", fortran=False):
