@@ -2,7 +2,7 @@
 """Accuracy floors of issue 4, measured with edgewise-train (mean ± std over N seeds).
 
     EDGEWISE_DATA_DIR=../shared/datasets python3 benchmarks/accuracy_floors.py \
-        [--train build/release/examples/edgewise-train] [--runs 10] [--json out.json] [--only cora]
+        [--train build/release/bin/edgewise-train] [--runs 10] [--json out.json] [--only cora]
 
 Prints one row per configuration (dataset, model, test accuracy, floor, pass/fail,
 median epoch time) and exits 1 if a floor is missed. Datasets missing from the data

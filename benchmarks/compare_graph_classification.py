@@ -12,7 +12,7 @@ accuracy. Prints both accuracies per fold and the training time per epoch side b
 side. Exits 0 without PyG (says so), 1 when edgewise-train fails.
 
     python3 benchmarks/compare_graph_classification.py [--data PATH] [--folds 0,1,2] [--epochs 50]
-        [--edgewise-train build/cpu/examples/edgewise-train] [--threads 1] [--json FILE]
+        [--edgewise-train build/cpu/bin/edgewise-train] [--threads 1] [--json FILE]
 """
 
 import argparse

@@ -9,8 +9,8 @@ within a case puts both builds in the same seconds of a shared machine, whose sp
 drifts by tens of percent within a minute; still, read the ratios with the load
 printed alongside.
 
-    python3 benchmarks/portable_vs_native.py --portable build/release/benchmarks/edgewise-bench \\
-        --native build/release-native/benchmarks/edgewise-bench [--reps 5] [--filter REGEX]
+    python3 benchmarks/portable_vs_native.py --portable build/release/bin/edgewise-bench \\
+        --native build/release-native/bin/edgewise-bench [--reps 5] [--filter REGEX]
 """
 
 import argparse

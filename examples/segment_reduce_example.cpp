@@ -1,15 +1,19 @@
 // Per-node mean of incoming edge messages with segment_reduce (edges sorted by
 // destination, so the CSR offsets delimit each node's messages).
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
-#include "edgewise/cli/flags.hpp"
 #include "edgewise/kernels/segment_reduce.hpp"
 
 int main(int argc, char** argv) {
-  // No flags: --help describes the program; anything else is an error.
-  CLI::App app("Per-node mean and max of incoming edge messages with segment_reduce.", "segment_reduce_example");
-  if (const std::optional<int> exit_code = edgewise::cli::parse(app, argc, argv)) return *exit_code;
+  // No flags: --help describes the program; anything else is an error (status 2).
+  if (argc > 1) {
+    const bool help = std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0;
+    std::fprintf(help ? stdout : stderr, "%ssegment_reduce_example: per-node mean and max of incoming edge messages "
+                 "with segment_reduce; takes no arguments\n", help ? "" : "error: ");
+    return help && argc == 2 ? 0 : 2;
+  }
   using namespace edgewise;
   // 5 edge messages of 2 features; node 0 receives edges 0-1, node 1 none, node 2 edges 2-4.
   std::vector<float> messages = {1, 10, 3, 30, 5, 50, 7, 70, 9, 90};

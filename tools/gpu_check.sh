@@ -22,5 +22,5 @@ cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEDGEWISE_CUDA=ON \
 cmake --build build/gpu -j "$jobs" >"$out/build.log" 2>&1 || { grep -m20 -A5 error "$out/build.log"; exit 1; }
 echo "built in $(( $(date +%s) - start )) s"
 (cd build/gpu && ctest -L gpu --output-on-failure --timeout 300) 2>&1 | tee "$out/ctest-gpu.log" | tail -25
-build/gpu/benchmarks/edgewise-bench --device cuda --json "$out/bench-gpu.json" 2>&1 | tee "$out/bench-gpu.txt"
+build/gpu/bin/edgewise-bench --device cuda --json "$out/bench-gpu.json" 2>&1 | tee "$out/bench-gpu.txt"
 echo "gpu check done in $(( $(date +%s) - start )) s"

@@ -13,5 +13,5 @@ export PATH="$PATH:/usr/local/cuda/bin"
 [ -d ../shared/datasets ] && export EDGEWISE_DATA_DIR="${EDGEWISE_DATA_DIR:-$(cd ../shared/datasets && pwd)}"
 cmake --preset release >/dev/null
 cmake --build --preset release
-exec build/release/examples/edgewise-train --dataset auto --model gcn --plot build/release/training_curves.svg \
+exec build/release/bin/edgewise-train --dataset auto --model gcn --plot build/release/training_curves.svg \
   --metrics build/release/training_metrics.csv "$@"

@@ -595,6 +595,43 @@ TEST_P(CheckpointTest, ResumingGivesBitwiseTheUninterruptedRun) {
   }
 }
 
+// The cosine schedule spans the run's epochs: a run stopped at epoch 11 (on_epoch) and
+// resumed with the same epochs trains at the same learning rates, bitwise, with
+// eval_every 3 (evaluations at 3, 6, ... and the last).
+TEST_P(CheckpointTest, ACosineScheduleResumesBitwise) {
+  const TrainData data = small_task(device());
+  const ModelConfig config = config_for(ModelKind::GCN, data);
+  TrainerOptions o = options_for({}, 20);
+  o.lr_schedule = LrSchedule::Cosine;
+  o.eval_every = 3;
+  Generator ga(1);
+  auto model_a = make_model(config, ga, device());
+  const TrainResult a = Trainer(*model_a, data, o).fit();
+  ASSERT_EQ(a.history.size(), 20u);
+  for (const EpochRecord& r : a.history) {
+    EXPECT_FLOAT_EQ(static_cast<float>(r.lr), scheduled_lr(LrSchedule::Cosine, o.lr, r.epoch, 20));
+    EXPECT_EQ(r.evaluated, r.epoch % 3 == 0 || r.epoch == 20) << "epoch " << r.epoch;
+  }
+  EXPECT_GT(a.history[0].lr, a.history[10].lr);
+  EXPECT_GT(a.history[10].lr, a.history[19].lr);
+
+  TempDir dir;
+  TrainerOptions first = o;
+  first.checkpoint_path = dir.file("cos.npz").string();
+  first.on_epoch = [](const EpochRecord& r) { return r.epoch < 11; };  // stops after epoch 11
+  Generator gb(1);
+  auto model_b = make_model(config, gb, device());
+  const TrainResult b = Trainer(*model_b, data, first).fit();
+  ASSERT_EQ(b.history.size(), 11u);
+  // An on_epoch stop is an interrupt: resuming continues the run.
+  TrainerOptions resumed = o;
+  resumed.resume_path = first.checkpoint_path;
+  Generator gc(77);
+  auto model_c = make_model(config, gc, device());
+  const TrainResult c = Trainer(*model_c, data, resumed).fit();
+  expect_same_result(a, c);
+}
+
 TEST(TrainerCheckpoint, HoldsTheDocumentedKeys) {
   const TrainData data = small_task();
   TempDir dir;

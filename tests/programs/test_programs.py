@@ -417,8 +417,7 @@ BAD_LINK_FLAGS = [
     (["--task", "link", "--hits-k", "0"], "--hits-k: '0' is out of range"),
     (["--task", "link", "--hits-k", "ten"], "--hits-k: 'ten' is not an integer"),
     (["--task", "link", "--model", "sage"], "--task link supports --model gcn only (got sage)"),
-    (["--task", "link", "--metrics", "/tmp/edgewise_link_m.csv"], "--metrics is not supported with --task link"),
-    (["--task", "link", "--checkpoint", "/tmp/edgewise_link_c.npz"], "--checkpoint is not supported with --task link"),
+    (["--task", "link", "--lr-schedule", "step"], "--lr-schedule: 'step' is not one of constant or cosine"),
     (["--task", "link", "--aggregation", "scatter"], "--aggregation is not supported with --task link"),
     (["--hits-k", "10"], "--hits-k needs --task link"),
 ]
@@ -548,3 +547,42 @@ def test_graph_task_rejects_bad_flags_before_loading(flags, message):
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr
     assert proc.stdout == ""
+
+
+# Every task runs the one epoch loop: each resumes bit for bit and takes the learning-rate
+# schedule, metric files and checkpoints (refused for --task link / graph before).
+TASK_FLAGS = {
+    "node": ["--dataset", "synthetic", "--synthetic-nodes", "1000"],
+    "link": ["--task", "link", "--dataset", "synthetic", "--synthetic-nodes", "600", "--hidden", "32"],
+    "graph": ["--task", "graph", "--dataset", "synthetic", "--folds", "0", "--hidden", "16", "--layers", "2"],
+}
+
+
+@needs_train
+@pytest.mark.parametrize("task", sorted(TASK_FLAGS))
+def test_every_task_resumes_bit_for_bit_and_follows_the_lr_schedule(tmp_path, task):
+    common = [*TASK_FLAGS[task], "--lr", "0.02", "--log-every", "0", "--seed", "5"]
+    whole, resumed, ckpt = tmp_path / "whole.json", tmp_path / "resumed.json", tmp_path / "run.npz"
+    proc = run(TRAIN, *common, "--epochs", "6", "--metrics", str(whole))
+    assert proc.returncode == 0, proc.stderr
+    proc = run(TRAIN, *common, "--epochs", "3", "--checkpoint", str(ckpt))
+    assert proc.returncode == 0, proc.stderr
+    proc = run(TRAIN, *common, "--epochs", "6", "--resume", str(ckpt), "--metrics", str(resumed))
+    assert proc.returncode == 0, proc.stderr
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "epoch_ms"} for r in rows]
+    a, b = json.loads(whole.read_text()), json.loads(resumed.read_text())
+    assert strip(a["history"]) == strip(b["history"])
+    assert a["best"] == b["best"] and a["best_epoch"] == b["best_epoch"]
+    # The cosine schedule, from --lr down to 0 after the last epoch.
+    cosine = tmp_path / "cosine.json"
+    proc = run(TRAIN, *common, "--epochs", "6", "--lr-schedule", "cosine", "--metrics", str(cosine),
+               "--checkpoint", str(ckpt))
+    assert proc.returncode == 0, proc.stderr
+    lrs = [r["lr"] for r in json.loads(cosine.read_text())["history"]]
+    np.testing.assert_allclose(lrs, [0.02 * (1 + np.cos(np.pi * (e - 1) / 6)) / 2 for e in range(1, 7)], rtol=1e-6)
+    # Its horizon is --epochs: extending a cosine run would change the epochs already run.
+    proc = run(TRAIN, *common, "--epochs", "9", "--lr-schedule", "cosine", "--resume", str(ckpt))
+    assert proc.returncode == 1 and "--epochs 6, this run has --epochs 9" in proc.stderr, proc.stderr
+    proc = run(TRAIN, *common, "--epochs", "6", "--resume", str(ckpt))
+    assert proc.returncode == 1 and "--lr-schedule cosine, this run has --lr-schedule constant" in proc.stderr, (
+        proc.stderr)

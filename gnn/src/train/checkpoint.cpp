@@ -292,10 +292,11 @@ void check_run_tags(const std::string& path, const RunTags& saved, const RunTags
                ", which this run does not set");
 }
 
-void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run, double elapsed_seconds) {
+void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run, double elapsed_seconds,
+                     bool finished) {
   TrainerCheckpoint c;
   c.epoch = epoch;
-  c.stopped_early = run.result.stopped_early;
+  c.stopped_early = finished;
   c.elapsed_seconds = elapsed_seconds;
   c.model = run.training.model.state_dict();
   c.optimizer = run.training.optimizer.state_dict();

@@ -15,7 +15,7 @@ namespace edgewise::gnn::train_detail {
 
 struct TrainerCheckpoint {
   int64_t epoch = 0;  // the last completed epoch
-  bool stopped_early = false;
+  bool stopped_early = false;  // finished by early stopping (patience)
   double elapsed_seconds = 0;
   StateDict model;
   OptimizerState optimizer;
@@ -55,8 +55,11 @@ struct RunState {
   const RunTags& run_tags;
 };
 
-// The state of `run` after `epoch`, to `path`.
-void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run, double elapsed_seconds);
+// The state of `run` after `epoch`, to `path`. `finished`: early stopping ended the
+// run (a resume adds no epoch); a run stopped by on_epoch (an interrupt) is not
+// finished, and a resume continues it.
+void save_checkpoint(const std::string& path, int64_t epoch, const RunState& run, double elapsed_seconds,
+                     bool finished);
 
 // Loads the checkpoint `path` into `run` (model, optimizer, generator, selector,
 // seed sampler; result's history, selected metrics and stopped_early) after checking

@@ -85,7 +85,10 @@ void run_training(const TrainOptions& options, const EpochLoop& loop, const Trai
   if (!options.resume_path.empty())
     first_epoch = resume_from_checkpoint(options.resume_path, options.epochs, run, resumed_seconds);
   auto elapsed = [&] { return resumed_seconds + seconds_between(start, Clock::now()); };
-  auto checkpoint = [&](int64_t epoch) { save_checkpoint(options.checkpoint_path, epoch, run, elapsed()); };
+  bool finished = false;  // early stopping ended the run (an on_epoch stop is an interrupt)
+  auto checkpoint = [&](int64_t epoch) {
+    save_checkpoint(options.checkpoint_path, epoch, run, elapsed(), finished);
+  };
   int64_t since_best = selector.state().since_best;
   for (int64_t epoch = first_epoch; epoch <= options.epochs; ++epoch) {
     EpochRecord rec;
@@ -118,7 +121,7 @@ void run_training(const TrainOptions& options, const EpochLoop& loop, const Trai
       break;
     }
     if (rec.evaluated && options.patience > 0 && since_best >= options.patience) {
-      result.stopped_early = true;
+      result.stopped_early = finished = true;
       break;
     }
   }

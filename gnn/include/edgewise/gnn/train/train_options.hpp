@@ -123,7 +123,9 @@ struct TrainOptions {
   std::string metrics_json;
   std::string plot_svg;       // training curves
   // Called after every epoch (after its progress line); returning false stops training
-  // (TrainResult::stopped_early). Exceptions propagate out of the task.
+  // (TrainResult::stopped_early) as an interrupt: the final checkpoint is written, and
+  // resuming it continues the run (early stopping by patience ends it for good).
+  // Exceptions propagate out of the task.
   std::function<bool(const EpochRecord&)> on_epoch;
   // Checkpoints (.npz, written atomically): every checkpoint_every epochs (0: only at
   // the end) and after the last epoch, when checkpoint_path is set. resume_path
