@@ -8,10 +8,6 @@
 
 namespace edgewise {
 
-std::string Device::str() const {
-  return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index);
-}
-
 Device Device::parse(std::string_view text) {
   if (text == "cpu") return cpu();
   if (text == "cuda" || text == "gpu") return cuda(0);

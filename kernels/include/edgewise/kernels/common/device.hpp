@@ -19,7 +19,8 @@ struct Device {
   friend constexpr bool operator==(Device, Device) noexcept = default;
 
   // "cpu" or "cuda:<index>".
-  std::string str() const;
+  // "cpu" or "cuda:<n>" (inline: header-only users, e.g. edgewise::data, name devices too).
+  std::string str() const { return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index); }
   // Accepts "cpu", "cuda", "cuda:<index>"; throws std::invalid_argument otherwise.
   static Device parse(std::string_view text);
 };
