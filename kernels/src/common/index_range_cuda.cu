@@ -3,7 +3,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/index_range.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 
 namespace edgewise::detail {
 

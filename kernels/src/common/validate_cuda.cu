@@ -2,7 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "common/validate.hpp"
 
 namespace edgewise::detail {

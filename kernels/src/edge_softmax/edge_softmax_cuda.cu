@@ -4,7 +4,7 @@
 #include <cuda_runtime.h>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "edge_softmax/edge_softmax_backends.hpp"
 #include "edge_softmax/edge_softmax_core.hpp"
 

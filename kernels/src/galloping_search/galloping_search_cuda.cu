@@ -13,7 +13,7 @@
 #include <algorithm>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "galloping_search/galloping_search_backends.hpp"
 #include "galloping_search/galloping_search_core.hpp"
 

@@ -19,7 +19,7 @@
 #include <type_traits>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "edgewise/kernels/common/context.hpp"
 #include "edgewise/kernels/common/memory.hpp"
 #include "edgewise/kernels/common/reducer.hpp"

@@ -4,7 +4,7 @@
 // (offsets_from_keys_core.hpp, the same slice code the CPU threads run). Work per
 // thread is fixed whatever the skew; every offset has one writer.
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "offsets_from_keys/offsets_from_keys_backends.hpp"
 #include "offsets_from_keys/offsets_from_keys_core.hpp"
 

@@ -6,7 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "reduce_backward/reduce_backward_backends.hpp"
 #include "reduce_backward/reduce_backward_core.hpp"
 #include "scatter_reduce/scatter_moments_cuda.cuh"

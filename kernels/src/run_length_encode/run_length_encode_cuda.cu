@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "run_length_encode/run_length_encode_backends.hpp"
 #include "run_length_encode/run_length_encode_core.hpp"
 

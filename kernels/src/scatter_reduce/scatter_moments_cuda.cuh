@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "edgewise/kernels/common/context.hpp"
 
 namespace edgewise::scatter_moments_detail {

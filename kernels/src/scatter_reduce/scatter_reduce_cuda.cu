@@ -33,7 +33,7 @@
 #include <type_traits>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "scatter_reduce/scatter_reduce_backends.hpp"
 #include "scatter_reduce/scatter_moments_cuda.cuh"
 #include "scatter_reduce/scatter_reduce_core.hpp"

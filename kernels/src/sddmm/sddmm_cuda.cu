@@ -7,7 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "edgewise/kernels/common/bounds.hpp"
 #include "sddmm/sddmm_backends.hpp"
 

@@ -16,7 +16,7 @@
 #include <algorithm>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "segment_tree/segment_tree_backends.hpp"
 #include "segment_tree/segment_tree_core.hpp"
 

@@ -10,7 +10,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "sort_by_key/sort_by_key_backends.hpp"
 #include "sort_by_key/sort_by_key_core.hpp"
 

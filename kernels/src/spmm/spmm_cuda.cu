@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "edgewise/kernels/common/bounds.hpp"
 #include "edgewise/kernels/common/reducer.hpp"
 #include "gather_reduce/gather_reduce_cuda.cuh"

@@ -16,7 +16,7 @@
 #include <type_traits>
 
 #include "common/cuda_check.hpp"
-#include "common/launch.cuh"
+#include "edgewise/kernels/cuda/launch.cuh"
 #include "edgewise/kernels/common/lazy_library.hpp"
 #include "spmm/spmm_backends.hpp"
 

@@ -1,4 +1,4 @@
-# Program-level tests: edgewise-train, edgewise-bench and minibatch_sage run with bad
+# The programs of apps/ (edgewise-train, edgewise-bench, minibatch_sage) run with bad
 # flags and bad output paths (exit code, the flag named on stderr) and with a
 # dataset whose name needs escaping (the JSON and SVG must parse). Seconds, synthetic
 # data only; needs Python 3 with NumPy and pytest. A program not built (e.g. the
@@ -18,7 +18,7 @@ if(TARGET edgewise-train OR TARGET edgewise-bench)
     find_package(Python3 REQUIRED COMPONENTS Interpreter)
     set(programs_python ${Python3_EXECUTABLE})
   endif()
-  add_test(NAME program_tests
-           COMMAND ${programs_python} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_LIST_DIR}/test_programs.py)
-  set_tests_properties(program_tests PROPERTIES LABELS "cpu;programs" ENVIRONMENT "${programs_env}")
+  add_test(NAME app_tests
+           COMMAND ${programs_python} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_LIST_DIR}/test_apps.py)
+  set_tests_properties(app_tests PROPERTIES LABELS "cpu;apps" ENVIRONMENT "${programs_env}")
 endif()

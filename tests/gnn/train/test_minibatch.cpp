@@ -11,6 +11,7 @@
 #include "edgewise/gnn/autograd/functional.hpp"
 #include "edgewise/gnn/train/minibatch_trainer.hpp"
 #include "edgewise/gnn/data/synthetic.hpp"
+#include "gnn_test_data.hpp"
 #include "test_support.hpp"
 
 namespace edgewise::test {
@@ -20,15 +21,12 @@ using namespace gnn;
 
 TrainData small_task(Device device, FeatureFormat features = FeatureFormat::Sparse) {
   PlantedPartitionParams p;
-  p.num_nodes = 600;
-  p.num_valid = 100;
-  p.num_test = 300;
   p.num_features = 200;
   p.feature_density = 0.05;
   p.features = features;
   PrepareOptions o;
   o.features = features;
-  return prepare(planted_partition(p, 3), device, o);
+  return planted_task(device, 600, 100, 300, p, o);
 }
 
 // Runs a scope with one OpenMP thread. The statistical and training loops below make

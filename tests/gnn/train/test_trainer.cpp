@@ -12,6 +12,7 @@
 #include "edgewise/gnn/data/synthetic.hpp"
 #include "edgewise/gnn/train/trainer.hpp"
 #include "npz_writer.hpp"
+#include "gnn_test_data.hpp"
 #include "test_support.hpp"
 
 namespace edgewise::test {
@@ -19,13 +20,7 @@ namespace {
 
 using namespace gnn;
 
-TrainData small_task(Device device) {
-  PlantedPartitionParams p;
-  p.num_nodes = 600;
-  p.num_valid = 100;
-  p.num_test = 300;
-  return prepare(planted_partition(p, 3), device);
-}
+TrainData small_task(Device device) { return planted_task(device, 600, 100, 300); }
 
 TrainResult train(ModelKind kind, const TrainData& data, uint64_t seed, Device device, int64_t epochs = 60,
                   TrainerOptions extra = {}) {

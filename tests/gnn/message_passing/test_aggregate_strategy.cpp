@@ -9,6 +9,7 @@
 
 #include "edgewise/gnn/message_passing/aggregate.hpp"
 #include "edgewise/gnn/message_passing/aggregate_strategy.hpp"
+#include "gnn_test_data.hpp"
 
 namespace edgewise::test {
 namespace {
@@ -20,14 +21,8 @@ const AggregationChoice kMaterializedSegment{AggregationStrategy::Segment, Messa
 const AggregationChoice kMaterializedScatter{AggregationStrategy::Scatter, MessageForm::Materialized};
 
 Graph random_graph(int64_t n, int64_t e, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> id(0, n - 1);
-  std::vector<int64_t> src(static_cast<size_t>(e)), dst(static_cast<size_t>(e));
-  for (int64_t k = 0; k < e; ++k) {
-    src[static_cast<size_t>(k)] = id(rng);
-    dst[static_cast<size_t>(k)] = id(rng);
-  }
-  return Graph::from_coo(src, dst, n);
+  const EdgeList g = random_edges(n, e, seed);
+  return Graph::from_coo(g.src, g.dst, n);
 }
 
 Tensor random_x(int64_t n, int64_t c, uint64_t seed) {

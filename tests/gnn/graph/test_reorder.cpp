@@ -12,28 +12,15 @@
 #include "edgewise/gnn/graph/reorder.hpp"
 #include "edgewise/gnn/data/synthetic.hpp"
 #include "edgewise/gnn/train/trainer.hpp"
+#include "gnn_test_data.hpp"
 
 namespace edgewise::test {
 namespace {
 
 using namespace gnn;
 
-struct EdgeList {
-  int64_t n = 0;
-  std::vector<int64_t> src, dst;
-};
-
 // A directed random graph with isolated nodes, self loops and duplicate edges.
-EdgeList random_graph(int64_t n, int64_t e, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> id(0, n / 2);  // nodes above n/2 stay isolated
-  EdgeList g{n, {}, {}};
-  for (int64_t k = 0; k < e; ++k) {
-    g.src.push_back(id(rng));
-    g.dst.push_back(id(rng));
-  }
-  return g;
-}
+EdgeList random_graph(int64_t n, int64_t e, uint64_t seed) { return random_edges(n, e, seed, n / 2); }
 
 // Nodes 0..n-1 joined to the next `width` nodes (both directions), then relabelled by a
 // seeded random bijection.

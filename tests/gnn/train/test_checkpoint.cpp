@@ -19,6 +19,7 @@
 #include "edgewise/gnn/data/synthetic.hpp"
 #include "edgewise/gnn/train/trainer.hpp"
 #include "npz_writer.hpp"
+#include "gnn_test_data.hpp"
 #include "test_support.hpp"
 
 namespace edgewise::test {
@@ -76,13 +77,7 @@ std::string message_of(F&& f) {
   return "(no exception)";
 }
 
-TrainData small_task(Device device = Device::cpu()) {
-  PlantedPartitionParams p;
-  p.num_nodes = 300;
-  p.num_valid = 60;
-  p.num_test = 120;
-  return prepare(planted_partition(p, 3), device);
-}
+TrainData small_task(Device device = Device::cpu()) { return planted_task(device, 300, 60, 120); }
 
 ModelConfig config_for(ModelKind kind, const TrainData& data, int64_t hidden = 16) {
   ModelConfig c;
