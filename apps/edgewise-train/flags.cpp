@@ -104,7 +104,7 @@ void add_flags(CLI::App& app, Flags& f) {
       ->check(CLI::Validator(
           [](std::string& value) {
             try {
-              (void)parse_rmat_spec(value);
+              (void)parse_dataset_spec(value);
               return std::string();
             } catch (const std::invalid_argument& e) {
               return std::string(e.what());
@@ -224,7 +224,7 @@ std::optional<std::string> check_flag_combinations(const Flags& f) {
     if (f.has("--sage-aggr") && f.model != "sage" && f.model != "graphsage")
       return "--sage-aggr applies to --model sage only (got " + f.model + ")";
   }
-  const bool generated = f.dataset == "synthetic" || f.dataset.rfind("rmat:", 0) == 0;
+  const bool generated = f.dataset == "synthetic" || f.dataset.starts_with("synthetic:") || f.dataset.starts_with("rmat:");
   if (f.edges.given() && generated)
     return std::string(f.has("--undirected") ? "--undirected" : "--self-loops") +
            " applies to datasets read from files (--dataset " + f.dataset + " is generated)";

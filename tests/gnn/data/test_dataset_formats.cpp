@@ -13,6 +13,7 @@
 
 #include "edgewise/gnn/data/dataset.hpp"
 #include "edgewise/gnn/data/dataset_spec.hpp"
+#include "edgewise/gnn/data/graph_dataset.hpp"
 #include "npz_writer.hpp"
 
 namespace edgewise::test {
@@ -618,6 +619,59 @@ TEST(OgbRawFolder, UnlabelledNodesAreInNoGeneratedSplit) {
   std::sort(all.begin(), all.end());
   EXPECT_EQ(all, (std::vector<int64_t>{0, 2, 4}));
   EXPECT_NE(d.note.find("2 unlabelled node(s) in no split"), std::string::npos) << d.note;
+}
+
+// One spec parser for every kind of data: parsed whole, each field named when bad.
+TEST(DatasetSpec, ParsesEveryFormWholeAndNamesTheBadField) {
+  using Kind = gnn::DatasetSpec::Kind;
+  EXPECT_EQ(gnn::parse_dataset_spec("auto").kind, Kind::Auto);
+  EXPECT_EQ(gnn::parse_dataset_spec("synthetic").kind, Kind::Synthetic);
+  EXPECT_FALSE(gnn::parse_dataset_spec("synthetic").size.has_value());
+  EXPECT_EQ(gnn::parse_dataset_spec("synthetic:500").size.value_or(0), 500);
+  const gnn::DatasetSpec r = gnn::parse_dataset_spec("rmat:100:1000:8:3");
+  EXPECT_EQ(r.kind, Kind::Rmat);
+  EXPECT_EQ(r.rmat.num_nodes, 100);
+  EXPECT_EQ(r.rmat.num_edges, 1000);
+  EXPECT_EQ(r.rmat.num_features, 8);
+  EXPECT_EQ(r.rmat.num_classes, 3);
+  EXPECT_EQ(gnn::parse_dataset_spec("rmat:100:1000:8").rmat.num_classes, 16);
+  EXPECT_EQ(gnn::parse_dataset_spec("cora").kind, Kind::File);
+  EXPECT_EQ(gnn::parse_dataset_spec("dir/x.npz").kind, Kind::File);
+  const auto refused = [](const char* spec, const std::string& part) {
+    try {
+      (void)gnn::parse_dataset_spec(spec);
+      ADD_FAILURE() << spec << ": no error";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  refused("rmat:100:1e3:4", "'1e3' is not a whole integer");
+  refused("rmat:5x:10:2", "'5x' is not a whole integer");
+  refused("rmat:100:10", "got 2 numbers");
+  refused("rmat:0:10:2", "N (0) must lie in");
+  refused("synthetic:2x", "'2x' is not a whole integer");
+  refused("synthetic:0", "N (0) must lie in");
+  refused("", "the spec is empty");
+}
+
+// One registry of readers for node datasets and graph collections.
+TEST(DatasetReaders, OneRegistryPicksTheReaderForNodeAndGraphData) {
+  std::set<std::string> names;
+  for (const gnn::DatasetReader& r : gnn::dataset_readers()) names.insert(r.name);
+  EXPECT_EQ(names, (std::set<std::string>{"ogb-npz", "gnn-benchmark", "scipy-sparse", "ogb-raw", "edge-list",
+                                          "graph-npz", "tu"}));
+  TempDir dir;
+  const std::string bench = write_npz(dir, "bench.npz", gnn_benchmark_keys());
+  EXPECT_STREQ(gnn::reader_for(bench, gnn::DataKind::Node).name, "gnn-benchmark");
+  write_text(dir.file("e.csv"), "0,1\n");
+  EXPECT_STREQ(gnn::reader_for(dir.file("e.csv"), gnn::DataKind::Node).name, "edge-list");
+  std::filesystem::create_directories(dir.file("ogbn") / "raw");
+  EXPECT_STREQ(gnn::reader_for(dir.file("ogbn"), gnn::DataKind::Node).name, "ogb-raw");
+  EXPECT_STREQ(gnn::reader_for(dir.file("ogbn"), gnn::DataKind::Graph).name, "tu");
+  EXPECT_STREQ(gnn::reader_for(bench, gnn::DataKind::Graph).name, "graph-npz");
+  // Generated collections through the same spec parser: "synthetic:G" graphs.
+  EXPECT_EQ(gnn::load_graph_dataset("synthetic:40", 1).num_graphs(), 40);
+  EXPECT_THROW((void)gnn::load_graph_dataset("rmat:10:10:1"), std::invalid_argument);
 }
 
 }  // namespace

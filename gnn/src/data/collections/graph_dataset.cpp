@@ -1,5 +1,4 @@
-// GraphDataset: validation, one-hot degree features, stratified folds and the
-// dispatch from a dataset spec to its reader.
+// GraphDataset: validation, one-hot degree features and stratified folds.
 #include "edgewise/gnn/data/graph_dataset.hpp"
 
 #include <algorithm>
@@ -79,42 +78,6 @@ std::vector<int64_t> stratified_folds(const std::vector<int64_t>& labels, int64_
     for (int64_t g : ids) folds[static_cast<size_t>(g)] = next++ % k;
   }
   return folds;
-}
-
-namespace {
-
-bool has_tu_files(const std::filesystem::path& prefix) {
-  std::error_code ec;
-  return std::filesystem::is_regular_file(prefix.string() + "_A.txt", ec);
-}
-
-GraphDataset load_from_path(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec) || has_tu_files(path)) return load_tu_dataset(path);
-  return load_graph_npz(path.string());
-}
-
-}  // namespace
-
-GraphDataset load_graph_dataset(std::string_view spec, uint64_t seed) {
-  GraphDataset d;
-  std::error_code ec;
-  const std::filesystem::path as_path(spec);
-  if (spec == "synthetic") {
-    d = synthetic_graph_dataset({}, seed);
-  } else if (std::filesystem::exists(as_path, ec) || has_tu_files(as_path)) {
-    d = load_from_path(as_path);
-  } else {
-    // A name: a TU folder <data dir>/<name>, else <data dir>/<name>.npz (or a clear error).
-    const std::filesystem::path folder = default_data_dir() / std::string(spec);
-    if (spec.find('/') == std::string_view::npos && std::filesystem::is_directory(folder, ec)) {
-      d = load_tu_dataset(folder);
-    } else {
-      d = load_graph_npz(resolve_dataset_path(spec).string());
-    }
-  }
-  if (d.num_features == 0) add_one_hot_degree_features(d);
-  return d;
 }
 
 }  // namespace edgewise::gnn

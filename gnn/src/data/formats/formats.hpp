@@ -1,4 +1,5 @@
-// The dataset readers behind load_dataset (one file each) and what they share.
+// The dataset readers (one file each), which the registry (registry.cpp) picks from,
+// and what they share.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +12,7 @@
 
 namespace edgewise::gnn::formats {
 
-enum class DatasetFormat { OgbNpz, GnnBenchmarkNpz, ScipySparseNpz, OgbRawFolder, EdgeList };
-
-// Which reader `path` needs: npz keys, folder layout, else an edge list.
-DatasetFormat detect_format(const std::filesystem::path& path);
-
+Dataset load_ogb_npz(const std::string& file, const LoadOptions& options);
 Dataset load_gnn_benchmark_npz(const std::string& file, const NpzArchive& archive, const LoadOptions& options);
 Dataset load_scipy_sparse_npz(const std::string& file, const NpzArchive& archive, const LoadOptions& options);
 Dataset load_ogb_raw_folder(const std::filesystem::path& folder, const LoadOptions& options);

@@ -124,7 +124,7 @@ std::filesystem::path default_data_dir();
 // "CiteSeer", "amazon-photo" or "coauthor_cs" (lower-cased, '-' read as '_') is
 // <default_data_dir()>/<name>.npz. Throws DataFileError when the file does not
 // exist, saying where it looked and how to set EDGEWISE_DATA_DIR.
-std::filesystem::path resolve_dataset_path(std::string_view name_or_path);
+std::filesystem::path resolve_dataset_path(std::string_view name_or_path);  // of node data (dataset_spec.hpp)
 
 // Loads a dataset; the reader is picked by what the path holds:
 //

@@ -80,9 +80,10 @@ struct SyntheticGraphsParams {
 };
 GraphDataset synthetic_graph_dataset(const SyntheticGraphsParams& params = {}, uint64_t seed = 0);
 
-// Dispatch for the tools: "synthetic" (the generator), a path to an .npz, a TU
-// folder or prefix, or a name looked up as <data dir>/<name>.npz (as load_dataset).
-// Adds one-hot degree features when the data has none.
+// A graph collection from a spec (dataset_spec.hpp): "synthetic[:G]" (the generator,
+// G graphs), a path to an .npz, a TU folder or prefix, or a name looked up as the TU
+// folder <data dir>/<name> or <data dir>/<name>.npz; the reader comes from the one
+// registry (dataset_readers()). Adds one-hot degree features when the data has none.
 GraphDataset load_graph_dataset(std::string_view spec, uint64_t seed = 0);
 
 // Fold ids [G] in [0, k): per class, in ascending class order, the class's graphs

@@ -1,5 +1,6 @@
-// load_dataset: picks the reader (data/formats/); an OGB-layout .npz -> Dataset, node features streamed straight
-// into CSR (or dense) without an intermediate copy.
+// The OGB-layout .npz reader: keys num_nodes, edge_index, node_feat, node_label, the
+// splits, edge_feat; node features streamed straight into CSR (or dense) without an
+// intermediate copy.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,7 +14,7 @@
 #include "edgewise/kernels/common/check.hpp"
 #include "data/io/npy_shape.hpp"
 
-namespace edgewise::gnn {
+namespace edgewise::gnn::formats {
 
 namespace {
 
@@ -172,7 +173,7 @@ class Loader {
     d.num_nodes = archive_.read("num_nodes").scalar<int64_t>();
     // Graph ids are int32; refusing here also keeps a tiny file from driving an
     // allocation of num_nodes-sized arrays (labels, feature offsets) it cannot fill.
-    formats::require_node_count(d.num_nodes, options_, "npz '" + file_ + "'", "key 'num_nodes'");
+    require_node_count(d.num_nodes, options_, "npz '" + file_ + "'", "key 'num_nodes'");
     std::vector<int64_t> shape;
     d.edge_index = int64_array("edge_index", &shape);
     if (shape.size() != 2 || shape[0] != 2) fail("edge_index", "must have shape (2, E), got " + npy_shape_str(shape));
@@ -194,7 +195,7 @@ class Loader {
       if (list->empty()) fail(key, "is empty (leave the key out when there is no such split)");
     }
     if (!d.labels.empty() && !has("train_idx") && !has("valid_idx") && !has("test_idx"))
-      formats::add_random_split(d, options_.split_seed);
+      add_random_split(d, options_.split_seed);
     if (has("node_feat")) {
       d.features = features(d.num_nodes);
       if (const auto bad = first_nonfinite(d.features)) {
@@ -212,7 +213,7 @@ class Loader {
       }
     }
     if (has("edge_feat")) read_edge_features(d);
-    formats::apply_edge_conventions(d, formats::EdgeConvention{}, options_, "npz '" + file_ + "'");
+    apply_edge_conventions(d, EdgeConvention{}, options_, "npz '" + file_ + "'");
     try {
       d.validate();
     } catch (const std::invalid_argument& e) {
@@ -247,23 +248,6 @@ class Loader {
 
 }  // namespace
 
-Dataset load_dataset(std::string_view name_or_path, const LoadOptions& options) {
-  EW_REQUIRE(options.sparse_threshold >= 0 && options.sparse_threshold <= 1,
-             "load_dataset: sparse_threshold (", options.sparse_threshold, ") must lie in [0, 1]");
-  EW_REQUIRE(options.max_nodes >= 0 && options.max_nodes <= kMaxNodes, "load_dataset: max_nodes (", options.max_nodes,
-             ") must lie in [0, 2^31 - 1]");
-  const std::filesystem::path path = resolve_dataset_path(name_or_path);
-  const std::string file = path.string();
-  switch (formats::detect_format(path)) {
-    case formats::DatasetFormat::GnnBenchmarkNpz:
-      return formats::load_gnn_benchmark_npz(file, NpzArchive::open(file), options);
-    case formats::DatasetFormat::ScipySparseNpz:
-      return formats::load_scipy_sparse_npz(file, NpzArchive::open(file), options);
-    case formats::DatasetFormat::OgbRawFolder: return formats::load_ogb_raw_folder(path, options);
-    case formats::DatasetFormat::EdgeList: return formats::load_edge_list(path, options);
-    case formats::DatasetFormat::OgbNpz: break;
-  }
-  return Loader(file, options).load();
-}
+Dataset load_ogb_npz(const std::string& file, const LoadOptions& options) { return Loader(file, options).load(); }
 
-}  // namespace edgewise::gnn
+}  // namespace edgewise::gnn::formats
