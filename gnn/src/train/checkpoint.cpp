@@ -49,14 +49,6 @@ struct HistoryField {
 constexpr HistoryField kHistoryFields[] = {
     {"history.loss", &EpochRecord::loss}, {"history.epoch_ms", &EpochRecord::epoch_ms}, {"history.lr", &EpochRecord::lr}};
 
-// Every metric name any record has, in first-seen order.
-std::vector<std::string> metric_names(const std::vector<EpochRecord>& history) {
-  std::vector<std::string> names;
-  for (const EpochRecord& r : history)
-    for (const auto& [name, value] : r.metrics.items())
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  return names;
-}
 
 NpyArray matrix(const Tensor& t) {
   return npy_array(t.to_host_vector(), {t.rows(), t.cols()});

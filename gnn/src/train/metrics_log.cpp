@@ -59,18 +59,6 @@ void check_writable_file(const std::string& path) {
   if (!existed) std::filesystem::remove(path, ec);
 }
 
-namespace {
-
-// Every metric name of the history, in first-seen order.
-std::vector<std::string> metric_names(const std::vector<EpochRecord>& history) {
-  std::vector<std::string> names;
-  for (const EpochRecord& r : history)
-    for (const auto& [name, value] : r.metrics.items())
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  return names;
-}
-
-}  // namespace
 
 void write_metrics_csv(const std::string& path, const std::vector<EpochRecord>& history) {
   const std::vector<std::string> names = metric_names(history);

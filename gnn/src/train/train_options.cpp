@@ -1,6 +1,7 @@
 // TrainOptions' vocabulary: the parsers, the learning-rate schedule and Metrics.
 #include "edgewise/gnn/train/train_options.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -56,6 +57,14 @@ bool Metrics::has(std::string_view name) const {
   for (const auto& [n, v] : items_)
     if (n == name) return true;
   return false;
+}
+
+std::vector<std::string> metric_names(const std::vector<EpochRecord>& history) {
+  std::vector<std::string> names;
+  for (const EpochRecord& r : history)
+    for (const auto& [name, value] : r.metrics.items())
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  return names;
 }
 
 }  // namespace edgewise::gnn

@@ -92,6 +92,9 @@ struct EpochRecord {
   double metric(std::string_view name) const { return metrics.get(name); }
 };
 
+// Every metric name any record of `history` has, in first-seen order.
+std::vector<std::string> metric_names(const std::vector<EpochRecord>& history);
+
 struct TrainResult {
   std::vector<EpochRecord> history;
   int64_t best_epoch = 0;  // the selected epoch (TrainOptions::selection)
