@@ -16,11 +16,9 @@ namespace edgewise::gnn {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using train_detail::Clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return train_detail::seconds_between(start, Clock::now()); }
 
 IndexTensor all_rows(int64_t n, Device device) {
   std::vector<int64_t> rows(static_cast<size_t>(n));
