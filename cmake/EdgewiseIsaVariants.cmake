@@ -9,6 +9,9 @@
 # the runtime picks a level (edgewise/kernels/cpu_isa.hpp).
 function(edgewise_add_isa_variants target)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEFINITIONS;OPTIONS;INCLUDES;LIBRARIES" ${ARGN})
+  # The target's dispatchers (EW_DISPATCH_CPU_ISA) must know the copies exist, or they
+  # call the baseline copy alone.
+  target_compile_definitions(${target} PRIVATE EDGEWISE_CPU_DISPATCH=$<BOOL:${EDGEWISE_CPU_DISPATCH}>)
   foreach(level IN LISTS EDGEWISE_ISA_LEVELS)
     set(objects ${target}_isa_${level})
     add_library(${objects} OBJECT ${ARG_SOURCES})
