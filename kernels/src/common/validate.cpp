@@ -34,7 +34,7 @@ void require_outputs_disjoint(const char* op, std::initializer_list<NamedBytes> 
 }
 
 void validate_offsets(const char* op, const char* name, VectorView<const int64_t> offsets,
-                      int64_t rows, Context& ctx) {
+                      int64_t rows, [[maybe_unused]] Context& ctx) {  // ctx: CUDA builds only
   EW_REQUIRE(offsets.size >= 1, op, ": ", name, ".size() (", offsets.size, ") must be at least 1");
   const int64_t last = offsets.size - 1;
   if (offsets.device.is_cuda()) {
