@@ -34,4 +34,12 @@ bool has_arg(ReduceOp op) noexcept {
   return visit_reduce_op(op, [](auto tag) { return Reducer<decltype(tag)::value, float>::kHasArg; });
 }
 
+TieRule parse_tie_rule(std::string_view name) {
+  if (name == "first") return TieRule::First;
+  if (name == "split") return TieRule::Split;
+  detail::throw_invalid_argument("tie_rule: unknown rule '", name, "' (expected first or split)");
+}
+
+std::string_view to_string(TieRule rule) noexcept { return rule == TieRule::Split ? "split" : "first"; }
+
 }  // namespace edgewise

@@ -205,23 +205,25 @@ void segment_reduce_cpu(MatrixView<const T> values, VectorView<const int64_t> of
                         MatrixView<T> out, MatrixView<int64_t> arg, Context& ctx) {
   visit_reduce_op(op, [&](auto tag) {
     constexpr ReduceOp Op = decltype(tag)::value;
-    if constexpr (Reducer<Op, T>::kHasArg) {
-      if (arg.present()) return run_width<T, Op, true>(values, offsets, out, arg, ctx);
+    if constexpr (kDefinedFor<Op, T>) {  // segment_reduce.cpp rejected the rest
+      if constexpr (Reducer<Op, T>::kHasArg) {
+        if (arg.present()) return run_width<T, Op, true>(values, offsets, out, arg, ctx);
+      }
+      run_width<T, Op, false>(values, offsets, out, arg, ctx);
     }
-    run_width<T, Op, false>(values, offsets, out, arg, ctx);
   });
 }
 
-template void segment_reduce_cpu<float>(MatrixView<const float>, VectorView<const int64_t>, ReduceOp,
-                                        MatrixView<float>, MatrixView<int64_t>, Context&);
-#if EW_CPU_ISA_LEVEL == 0  // the other element types: baseline copy only (kIsaDispatchedElement)
-template void segment_reduce_cpu<double>(MatrixView<const double>, VectorView<const int64_t>, ReduceOp,
-                                         MatrixView<double>, MatrixView<int64_t>, Context&);
-template void segment_reduce_cpu<int32_t>(MatrixView<const int32_t>, VectorView<const int64_t>, ReduceOp,
-                                          MatrixView<int32_t>, MatrixView<int64_t>, Context&);
-template void segment_reduce_cpu<uint32_t>(MatrixView<const uint32_t>, VectorView<const int64_t>,
-                                           ReduceOp, MatrixView<uint32_t>, MatrixView<int64_t>, Context&);
+#define EW_INSTANTIATE(T)                                                                                \
+  template void segment_reduce_cpu<T>(MatrixView<const T>, VectorView<const int64_t>, ReduceOp, MatrixView<T>, \
+                                      MatrixView<int64_t>, Context&);
+// The baseline copy: every element type; the AVX2 / AVX-512 copies: float only (kIsaDispatchedElement).
+#if EW_CPU_ISA_LEVEL == 0
+EW_REDUCE_ELEMENT_TYPES(EW_INSTANTIATE)
+#else
+EW_INSTANTIATE(float)
 #endif
+#undef EW_INSTANTIATE
 
 }  // namespace EW_CPU_ISA_NS
 }  // namespace edgewise::segment_reduce_detail

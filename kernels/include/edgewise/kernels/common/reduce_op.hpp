@@ -54,4 +54,17 @@ constexpr decltype(auto) visit_reduce_op(ReduceOp op, F&& f) {
 // trait's kHasArg, read without naming an element type.
 bool has_arg(ReduceOp op) noexcept;
 
+// How the backward of min/max shares an output's gradient among its tied elements
+// (the elements equal to the output; NaN ties with NaN). Both are subgradients:
+//   First  all of it to the forward's arg, the lowest tied row / edge: what
+//          torch_scatter's scatter_max / segment_max_csr do (they return that arg).
+//   Split  evenly among the tied elements: what torch's scatter_reduce("amax" /
+//          "amin") backward does, and so PyG's aggregations on it. Read from the
+//          forward's output, so it needs neither arg nor another forward pass.
+enum class TieRule : int { First = 0, Split = 1 };
+
+// "first" or "split"; throws std::invalid_argument naming both.
+TieRule parse_tie_rule(std::string_view name);
+std::string_view to_string(TieRule rule) noexcept;
+
 }  // namespace edgewise
