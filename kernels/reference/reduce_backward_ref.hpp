@@ -13,8 +13,8 @@
 namespace edgewise::reference {
 
 // rows_of[s]: the element rows of output s; out / arg / grad_out [S, C] (arg: the
-// forward's, min/max under TieRule::First; Split shares among the rows equal to out,
-// NaN equal to NaN). Returns the element gradients [M, C] in double.
+// forward's, min/max under TieRule::First; the split rules share among the rows equal
+// to out, NaN equal to NaN, one more share at a zero output under SplitWithZeroBase). Returns the element gradients [M, C] in double.
 template <class T>
 std::vector<double> reduce_backward_ref(const std::vector<T>& values, int64_t C,
                                         const std::vector<std::vector<int64_t>>& rows_of, int64_t M, ReduceOp op,
@@ -44,7 +44,12 @@ std::vector<double> reduce_backward_ref(const std::vector<T>& values, int64_t C,
           case ReduceOp::Mean: d = g / n; break;
           case ReduceOp::Min:
           case ReduceOp::Max:
-            d = tie_rule == TieRule::Split ? (tied(r) ? g / ties : 0) : (arg[o] == r ? g : 0);
+            if (tie_rule == TieRule::First) {
+              d = arg[o] == r ? g : 0;
+            } else {  // the zero-base rule also counts the zero the output started from
+              const long double shares = ties + (tie_rule == TieRule::SplitWithZeroBase && y == 0 ? 1 : 0);
+              d = tied(r) ? g / shares : 0;
+            }
             break;
           case ReduceOp::Mul: d = g * y / m; break;
           case ReduceOp::Var: d = 2 * g * (m - mean) / n; break;

@@ -558,8 +558,9 @@ def segment_reduce_backward(values: typing.Any, offsets: typing.Any, op: str, ou
     with tie_rule "first"; else None); grad_out: dL/d out. Rules: sum 1, mean 1/count,
     mul out/value, var 2 (v - mean)/count, std (v - mean)/(count out) (0 where masked);
     min/max by tie_rule: "first" (default) all to the arg row (torch_scatter's
-    scatter_max), "split" 1/k to each of the k rows equal to out (torch's
-    scatter_reduce amax/amin; NaN ties with NaN; arg unused).
+    scatter_max), "split" 1/k to each of the k rows equal to out (NaN ties with NaN;
+    arg unused), "split_zero_base" as split but 1/(k+1) where out is 0 (torch's
+    scatter_reduce amax/amin with include_self=False onto zeros: PyG's rule).
     stream: as for segment_reduce.
     """
 def sort_by_key(keys: typing.Any, values: typing.Any = None, *, stream: typing.Any = None) -> tuple:
@@ -634,7 +635,8 @@ def spmm_full_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any, 
     arg: its arg (min/max with tie_rule "first"; else None); grad_out: dL/d out;
     t_offsets [N+1] and t_edge_ids [E]: the transposed CSR. tie_rule (min/max): "first"
     all of an output's gradient to its arg edge, "split" 1/k to each of the k messages
-    equal to the output (torch's scatter_reduce amax rule, as PyG's max aggregation).
+    equal to the output, "split_zero_base" 1/(k+1) where the output is 0 (torch's
+    scatter_reduce amax onto zeros, i.e. PyG's max aggregation).
     Returns (grad_x [N, C], grad_w [E] or None when weight_grad is false). stream: as for
     spmm.
     """

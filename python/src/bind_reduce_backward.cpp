@@ -86,8 +86,9 @@ values, offsets, op: the forward's arguments; out: its output; arg: its arg (min
 with tie_rule "first"; else None); grad_out: dL/d out. Rules: sum 1, mean 1/count,
 mul out/value, var 2 (v - mean)/count, std (v - mean)/(count out) (0 where masked);
 min/max by tie_rule: "first" (default) all to the arg row (torch_scatter's
-scatter_max), "split" 1/k to each of the k rows equal to out (torch's
-scatter_reduce amax/amin; NaN ties with NaN; arg unused).
+scatter_max), "split" 1/k to each of the k rows equal to out (NaN ties with NaN;
+arg unused), "split_zero_base" as split but 1/(k+1) where out is 0 (torch's
+scatter_reduce amax/amin with include_self=False onto zeros: PyG's rule).
 stream: as for segment_reduce.)doc");
   m.def("scatter_reduce_backward", &scatter_reduce_backward_py, py::arg("values"), py::arg("index"), py::arg("op"),
         py::arg("out"), py::arg("arg"), py::arg("grad_out"), py::kw_only(), py::arg("tie_rule") = "first",

@@ -286,7 +286,8 @@ offsets, indices, x, weights (or None), op: the forward's arguments; out: its ou
 arg: its arg (min/max with tie_rule "first"; else None); grad_out: dL/d out;
 t_offsets [N+1] and t_edge_ids [E]: the transposed CSR. tie_rule (min/max): "first"
 all of an output's gradient to its arg edge, "split" 1/k to each of the k messages
-equal to the output (torch's scatter_reduce amax rule, as PyG's max aggregation).
+equal to the output, "split_zero_base" 1/(k+1) where the output is 0 (torch's
+scatter_reduce amax onto zeros, i.e. PyG's max aggregation).
 Returns (grad_x [N, C], grad_w [E] or None when weight_grad is false). stream: as for
 spmm.)doc");
 }

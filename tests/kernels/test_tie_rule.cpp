@@ -110,7 +110,7 @@ void extrema_backward_match_reference(Device device, uint64_t salt, double tol) 
       const std::vector<int32_t> index32(index64.begin(), index64.end());
       for (ReduceOp op : kExtrema) {
         const auto ref = reference::segment_reduce_ref(values, C, offsets, op);
-        for (TieRule rule : {TieRule::First, TieRule::Split}) {
+        for (TieRule rule : {TieRule::First, TieRule::Split, TieRule::SplitWithZeroBase}) {
           SCOPED_TRACE(detail::concat("op=", to_string(op), " rule=", to_string(rule), " C=", C, " nan=", with_nan));
           // Split reads no arg: pass none, so a driver that reads it anyway fails.
           const std::vector<int64_t> arg = rule == TieRule::First ? ref.arg : std::vector<int64_t>{};
@@ -157,6 +157,21 @@ TEST_P(TieRuleTest, SplitSharesAddUpToTheOutputGradient) {
   EXPECT_EQ(segment, split);
 }
 
+// SplitWithZeroBase: an output of 0 counts the zero it was reduced onto as one more
+// share (torch's scatter_reduce(include_self=False) onto zeros, PyG), others as Split.
+TEST_P(TieRuleTest, ZeroBaseAddsAShareAtZeroOutputsOnly) {
+  const std::vector<double> values = {0, 0, 0, 4, 4, -2};  // rows 0-2 -> 0 (out 0), 3-4 -> 1 (out 4), 5 -> 2
+  const std::vector<int64_t> index = {0, 0, 0, 1, 1, 2};
+  const std::vector<double> out = {0, 4, -2};
+  const std::vector<double> grad_out = {1, 1, 1};
+  const auto zero_base = run_scatter_backward(device(), values, 1, index, 3, ReduceOp::Max, out, {}, grad_out,
+                                              TieRule::SplitWithZeroBase);
+  EXPECT_EQ(zero_base, (std::vector<double>{0.25, 0.25, 0.25, 0.5, 0.5, 1}));
+  const auto segment = run_segment_backward(device(), values, 1, {0, 3, 5, 6}, ReduceOp::Max, out, {}, grad_out,
+                                            TieRule::SplitWithZeroBase);
+  EXPECT_EQ(segment, zero_base);
+}
+
 // The default (no tie_rule argument) is First: existing callers keep their gradients.
 TEST_P(TieRuleTest, DefaultIsFirst) {
   const std::vector<float> values = {5, 5, 5};
@@ -182,7 +197,7 @@ TEST_P(TieRuleTest, DefaultIsFirst) {
 // output's gradient shared among its tied messages, then dL/dx[u] = sum over edges
 // from u of w_e g_e and dL/dw_e = sum_c g_e[c] x[src_e, c].
 template <class T>
-void spmm_split_matches_oracle(Device device, uint64_t salt, bool weighted, double tol) {
+void spmm_split_matches_oracle(Device device, uint64_t salt, bool weighted, TieRule rule, double tol) {
   auto rng = rng_for(salt);
   const int64_t N = 40, C = 5;
   auto offsets = offsets_from_lengths(segment_lengths(rng, Regime::SparseEmpty, 30, 8));
@@ -201,14 +216,14 @@ void spmm_split_matches_oracle(Device device, uint64_t salt, bool weighted, doub
   const auto grad_out = random_values<T>(rng, S * C, -1, 1);
   const auto t = reference::transpose_ref(offsets, indices, N);
   for (ReduceOp op : kExtrema) {
-    SCOPED_TRACE(detail::concat("op=", to_string(op), " weighted=", weighted));
+    SCOPED_TRACE(detail::concat("op=", to_string(op), " weighted=", weighted, " rule=", to_string(rule)));
     const auto fwd = reference::spmm_ref(offsets, indices, w, x, C, op);
     std::vector<T> messages(static_cast<size_t>(E * C));
     for (int64_t e = 0; e < E; ++e) {
       for (int64_t c = 0; c < C; ++c) messages[e * C + c] = (w.empty() ? T(1) : w[e]) * x[indices[e] * C + c];
     }
     const auto g = reference::reduce_backward_ref(messages, C, rows_of_offsets(offsets), E, op, fwd.out, fwd.arg,
-                                                  grad_out, TieRule::Split);
+                                                  grad_out, rule);
     std::vector<double> want_x(static_cast<size_t>(N * C), 0.0), want_w(static_cast<size_t>(E), 0.0);
     for (int64_t e = 0; e < E; ++e) {
       const double we = w.empty() ? 1.0 : static_cast<double>(w[e]);
@@ -236,7 +251,7 @@ void spmm_split_matches_oracle(Device device, uint64_t salt, bool weighted, doub
     Context ctx(device);
     spmm_full_backward<T, int32_t>(d_offsets.view(), d_indices.view(), w_view, d_x.matrix(N, C), op,
                                    d_out.matrix(S, C), {}, d_grad_out.matrix(S, C), d_t_offsets.view(),
-                                   d_t_edge_ids.view(), d_grad_x.matrix(N, C), grad_w_view, ctx, TieRule::Split);
+                                   d_t_edge_ids.view(), d_grad_x.matrix(N, C), grad_w_view, ctx, rule);
     EXPECT_TRUE(close_to_double(d_grad_x.to_host_vector(), want_x, tol)) << "grad_x";
     if (weighted) {
       EXPECT_TRUE(close_to_double(d_grad_w.to_host_vector(), want_w, tol)) << "grad_w";
@@ -246,8 +261,10 @@ void spmm_split_matches_oracle(Device device, uint64_t salt, bool weighted, doub
 
 TEST_P(TieRuleTest, SpmmFullBackwardSplitMatchesOracle) {
   for (bool weighted : {false, true}) {
-    spmm_split_matches_oracle<float>(device(), 911, weighted, 1e-5);
-    spmm_split_matches_oracle<double>(device(), 912, weighted, 1e-12);
+    for (TieRule rule : {TieRule::Split, TieRule::SplitWithZeroBase}) {
+      spmm_split_matches_oracle<float>(device(), 911, weighted, rule, 1e-5);
+      spmm_split_matches_oracle<double>(device(), 912, weighted, rule, 1e-12);
+    }
   }
 }
 

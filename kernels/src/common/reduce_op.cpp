@@ -37,9 +37,17 @@ bool has_arg(ReduceOp op) noexcept {
 TieRule parse_tie_rule(std::string_view name) {
   if (name == "first") return TieRule::First;
   if (name == "split") return TieRule::Split;
-  detail::throw_invalid_argument("tie_rule: unknown rule '", name, "' (expected first or split)");
+  if (name == "split_zero_base") return TieRule::SplitWithZeroBase;
+  detail::throw_invalid_argument("tie_rule: unknown rule '", name, "' (expected first, split or split_zero_base)");
 }
 
-std::string_view to_string(TieRule rule) noexcept { return rule == TieRule::Split ? "split" : "first"; }
+std::string_view to_string(TieRule rule) noexcept {
+  switch (rule) {
+    case TieRule::First: return "first";
+    case TieRule::Split: return "split";
+    case TieRule::SplitWithZeroBase: return "split_zero_base";
+  }
+  return "?";
+}
 
 }  // namespace edgewise

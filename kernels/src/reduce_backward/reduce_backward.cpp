@@ -38,7 +38,7 @@ void check_common(const char* kOp, MatrixView<const T> values, ReduceOp op, Matr
   if (has_arg(op) && tie_rule == TieRule::First) {
     EW_REQUIRE(arg.rows == grad_out.rows && arg.cols == grad_out.cols && (arg.data != nullptr || arg.size() == 0),
                kOp, ": arg [", grad_out.rows, ", ", grad_out.cols, "] is required for ", to_string(op),
-               " (the forward's winners; got [", arg.rows, ", ", arg.cols, "]; tie_rule split needs none)");
+               " (the forward's winners; got [", arg.rows, ", ", arg.cols, "]; the split rules need none)");
     require_device(kOp, "arg", arg.device, ctx);
   }
 }
@@ -51,7 +51,7 @@ void segment_reduce_backward(MatrixView<const T> values, VectorView<const int64_
                              MatrixView<T> grad_values, Context& ctx, TieRule tie_rule) {
   constexpr const char* kOp = "segment_reduce_backward";
   check_common(kOp, values, op, out, arg, grad_out, grad_values, tie_rule, ctx);
-  const bool split = has_arg(op) && tie_rule == TieRule::Split;
+  const bool split = has_arg(op) && tie_rule != TieRule::First;
   EW_REQUIRE(offsets.size == grad_out.rows + 1, kOp, ": offsets.size() (", offsets.size,
              ") must equal grad_out.rows() + 1 (", grad_out.rows + 1, ")");
   require_device(kOp, "offsets", offsets.device, ctx);
@@ -71,7 +71,7 @@ void segment_reduce_backward(MatrixView<const T> values, VectorView<const int64_
   g.edges = values.rows;
   g.out = out.data;
   g.arg = has_arg(op) && !split ? arg.data : nullptr;
-  g.split_ties = split;
+  g.tie_rule = split ? tie_rule : TieRule::First;
   g.grad_out = grad_out.data;
   g.grad = grad_values.data;
   if (ctx.device().is_cpu()) {
@@ -91,7 +91,7 @@ void scatter_reduce_backward(MatrixView<const T> values, VectorView<const I> ind
                              MatrixView<T> grad_values, Context& ctx, TieRule tie_rule) {
   constexpr const char* kOp = "scatter_reduce_backward";
   check_common(kOp, values, op, out, arg, grad_out, grad_values, tie_rule, ctx);
-  const bool split = has_arg(op) && tie_rule == TieRule::Split;
+  const bool split = has_arg(op) && tie_rule != TieRule::First;
   EW_REQUIRE(index.size == values.rows && (index.data != nullptr || index.size == 0), kOp, ": index.size() (",
              index.size, ") must equal values.rows() (", values.rows, ")");
   require_device(kOp, "index", index.device, ctx);
@@ -106,11 +106,11 @@ void scatter_reduce_backward(MatrixView<const T> values, VectorView<const I> ind
   const MatrixView<const int64_t> arg_used = has_arg(op) && !split ? arg : MatrixView<const int64_t>();
   if (ctx.device().is_cpu()) {
     reduce_backward_detail::scatter_grad_cpu(values.data, index.data, values.rows, grad_out.rows, values.cols, op,
-                                             out.data, arg_used.data, split, grad_out.data, grad_values.data);
+                                             out.data, arg_used.data, split ? tie_rule : TieRule::First, grad_out.data, grad_values.data);
   } else {
 #if EDGEWISE_WITH_CUDA
     reduce_backward_detail::scatter_grad_cuda(values.data, index.data, values.rows, grad_out.rows, values.cols, op,
-                                              out.data, arg_used.data, split, grad_out.data, grad_values.data, ctx);
+                                              out.data, arg_used.data, split ? tie_rule : TieRule::First, grad_out.data, grad_values.data, ctx);
 #else
     detail::throw_built_without_cuda(kOp);
 #endif

@@ -294,7 +294,7 @@ void spmm_full_backward(VectorView<const int64_t> offsets, VectorView<const I> i
                         VectorView<const int64_t> t_edge_ids, MatrixView<T> grad_x, VectorView<T> grad_w,
                         Context& ctx, TieRule tie_rule) {
   constexpr const char* kOp = "spmm_full_backward";
-  const bool split = has_arg(op) && tie_rule == TieRule::Split;
+  const bool split = has_arg(op) && tie_rule != TieRule::First;
   const int64_t E = indices.size, S = grad_out.rows, C = x.cols;
   require_matrix(kOp, "x", x);
   require_matrix(kOp, "grad_out", grad_out);
@@ -318,7 +318,7 @@ void spmm_full_backward(VectorView<const int64_t> offsets, VectorView<const I> i
   if (has_arg(op) && !split) {
     EW_REQUIRE(arg.rows == S && arg.cols == C && (arg.data != nullptr || arg.size() == 0), kOp,
                ": arg [", S, ", ", C, "] is required for ", to_string(op),
-               " (the forward's winners; tie_rule split needs none)");
+               " (the forward's winners; the split rules need none)");
     require_device(kOp, "arg", arg.device, ctx);
   }
   for (auto [name, device] : {std::pair{"offsets", offsets.device}, std::pair{"indices", indices.device},
@@ -354,7 +354,7 @@ void spmm_full_backward(VectorView<const int64_t> offsets, VectorView<const I> i
   g.edges = E;
   g.out = out.data;
   g.arg = has_arg(op) && !split ? arg.data : nullptr;
-  g.split_ties = split;
+  g.tie_rule = split ? tie_rule : TieRule::First;
   g.grad_out = grad_out.data;
   g.grad = grad_messages.data();
   g.grad_w = grad_w.present() ? grad_w.data : nullptr;

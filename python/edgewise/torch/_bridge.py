@@ -1,7 +1,8 @@
 """The one place where torch tensors cross into the edgewise bindings and back.
 
 CPU tensors travel as NumPy views (no copy for contiguous tensors of the dtype the
-binding expects); tensors on other devices are handed over as they are, for
+binding expects; bfloat16, which NumPy lacks, as the tensor itself through DLPack);
+tensors on other devices are handed over as they are, for
 bindings that take DLPack objects, and results that are not NumPy arrays come back
 through ``torch.from_dlpack``. Switching the CPU path to DLPack is a change here only.
 """
@@ -13,11 +14,12 @@ from .. import _edgewise
 
 
 def to_engine(value):
-    """A binding argument from a tensor (other values pass through)."""
+    """A binding argument from a tensor (other values pass through). bfloat16, which
+    NumPy lacks, goes through DLPack on the CPU too."""
     if not isinstance(value, torch.Tensor):
         return value
     value = value.detach()
-    if value.device.type == "cpu":
+    if value.device.type == "cpu" and value.dtype != torch.bfloat16:
         return value.contiguous().numpy()
     return value.contiguous()
 

@@ -17,8 +17,9 @@ namespace edgewise {
 //   min/max by tie_rule (TieRule, common/reduce_op.hpp):
 //     First (default)  1 for the row arg picked (arg required), else 0;
 //     Split            1 / k for each of the k rows whose value equals out (NaN ties with
-//                      NaN), else 0: torch's scatter_reduce("amax"/"amin") rule, read from
-//                      out alone (arg is not needed and ignored);
+//                      NaN), else 0, read from out alone (arg is not needed and ignored);
+//     SplitWithZeroBase as Split, but 1 / (k + 1) where out is 0: torch's
+//                      scatter_reduce("amax"/"amin", include_self=False) onto zeros, PyG's rule;
 //   var 2 (v - mean) / count;  std (v - mean) / (count * out), 0 where out was masked to 0.
 // values [M, C], out / grad_out [S, C] and arg [S, C] (min/max, First only) are the
 // forward's; grad_values [M, C] is overwritten. float and double only. The mean of var/std is

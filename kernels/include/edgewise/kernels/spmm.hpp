@@ -101,7 +101,8 @@ bool spmm_has_backward(ReduceOp op) noexcept;
 // / d m_e by the op's rule (edgewise/kernels/reduce_backward.hpp: mul out / m; var
 // 2 (m - mean) / deg; std (m - mean) / (deg out), 0 where out was masked; min/max by
 // tie_rule: First all to the arg edge, Split 1/k to each of the k messages equal to
-// out[v], as torch's scatter_reduce("amax") and so PyG's max aggregation), in an
+// out[v], SplitWithZeroBase 1/(k+1) where out[v] is 0, as torch's scatter_reduce
+// ("amax", include_self=False) onto zeros and so PyG's max aggregation), in an
 // [E, C] buffer; then
 //   grad_x[u] = sum over transposed edges t of u of  w_e g_e     (e = t_edge_ids[t])
 //   grad_w[e] = sum_c g_e[c] x[src_e, c]

@@ -13,7 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..ops import CSR, segment_csr, spmm_csr
+from .._segment_csr import segment_csr
+from .._spmm import CSR, spmm_csr
 from ._graph_cache import GraphCache
 
 _structures = GraphCache()

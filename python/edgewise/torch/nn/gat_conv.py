@@ -16,7 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..ops import CSR, attention_aggregate, edge_softmax, sddmm_add
+from .._attention import attention_aggregate, edge_softmax, sddmm_add
+from .._spmm import CSR
 from . import functional
 from .conv import _check_edge_index, _glorot_, _structures
 

@@ -58,12 +58,16 @@ bool has_arg(ReduceOp op) noexcept;
 // (the elements equal to the output; NaN ties with NaN). Both are subgradients:
 //   First  all of it to the forward's arg, the lowest tied row / edge: what
 //          torch_scatter's scatter_max / segment_max_csr do (they return that arg).
-//   Split  evenly among the tied elements: what torch's scatter_reduce("amax" /
-//          "amin") backward does, and so PyG's aggregations on it. Read from the
-//          forward's output, so it needs neither arg nor another forward pass.
-enum class TieRule : int { First = 0, Split = 1 };
+//   Split  evenly among the k tied elements (1/k each). Read from the forward's
+//          output, so it needs neither arg nor another forward pass.
+//   SplitWithZeroBase
+//          as Split, but an output equal to 0 is cut into k + 1 shares: torch's
+//          scatter_reduce("amax" / "amin", include_self=False) backward counts the
+//          value it reduces onto among the ties, and PyG's max / min aggregation
+//          reduces onto zeros. This is the rule that gives PyG's numbers.
+enum class TieRule : int { First = 0, Split = 1, SplitWithZeroBase = 2 };
 
-// "first" or "split"; throws std::invalid_argument naming both.
+// "first", "split" or "split_zero_base"; throws std::invalid_argument naming them.
 TieRule parse_tie_rule(std::string_view name);
 std::string_view to_string(TieRule rule) noexcept;
 
