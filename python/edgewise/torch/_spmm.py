@@ -128,6 +128,7 @@ def spmm(
         edge_index = check_edge_index(edge_index_or_csr, op)
         _checks.same_device(edge_index, "edge_index", x, op, "x")
         edges = edge_index.size(1)
-        csr = CSR.from_edge_index(edge_index, x.size(0) if num_nodes is None else num_nodes)
+        nodes = x.size(0) if num_nodes is None else _checks.size(num_nodes, "num_nodes", op)
+        csr = CSR.from_edge_index(edge_index, nodes)
     weight = check_edge_weight(edge_weight, edges, x, op)
     return spmm_csr(csr, x, None if weight is None else csr.to_csr_order(weight), reduce)
