@@ -556,6 +556,20 @@ CPU outputs ops return, until those arrays are freed), peak_bytes, cached_bytes
 page-faulting fresh memory on every call). device: "cpu", "cuda" or "cuda:N".)doc");
   m.def("empty_host_cache", &edgewise::empty_host_cache,
         "Returns the cached host blocks (see memory_stats) to the system.");
+  m.def(
+      "host_buffer",
+      [](int64_t nbytes) {
+        EW_REQUIRE(nbytes >= 0, "host_buffer: nbytes (", nbytes, ") must be >= 0");
+        const std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(nbytes)};
+        void* block = nbytes > 0 ? device_allocate(static_cast<std::size_t>(nbytes), Device::cpu()) : nullptr;
+        if (block == nullptr) return py::array(py::dtype("uint8"), shape);
+        return py::array(py::dtype("uint8"), shape, {}, block,
+                         py::capsule(block, [](void* p) { device_free(p, Device::cpu()); }));
+      },
+      py::arg("nbytes"),
+      R"doc(An uninitialised uint8 NumPy array of nbytes (64-byte aligned) from Edgewise's host
+block cache, the memory large CPU outputs come from: a buffer reused across calls
+is not page-faulted in again (edgewise.torch keeps its large temporaries there).)doc");
 }
 
 }  // namespace edgewise::python

@@ -277,6 +277,30 @@ TEST_P(ReduceDTypesTest, HalfNaNSignedZeroAndInfinities) {
   half_special_values<BFloat16>(device());
 }
 
+// Every element type and op through both entry points, then long double arithmetic:
+// code vectorised with MMX registers and no emms (GCC 12 did this to an int32 max
+// reduction) leaves the x87 unit broken, and every long double after it is NaN.
+template <class T>
+void run_every_op(Device device) {
+  std::vector<T> values(64 * 5);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<T>(static_cast<float>(i % 7));
+  const std::vector<int64_t> offsets = {0, 10, 10, 40, 64};
+  for (ReduceOp op : kAllReduceOps) {
+    if (std::is_integral_v<T> && !defined_for_integers(op)) continue;
+    run_every_path(device, values, 5, offsets, op, has_arg(op), [](auto&, auto&, bool) {});
+    run_every_path(device, values, 5, offsets, op, false, [](auto&, auto&, bool) {});
+  }
+}
+
+TEST_P(ReduceDTypesTest, KernelsLeaveTheX87UnitUsable) {
+#define EW_RUN_EVERY_OP(T) run_every_op<T>(device());
+  EW_REDUCE_ELEMENT_TYPES(EW_RUN_EVERY_OP)
+#undef EW_RUN_EVERY_OP
+  volatile long double x = 1.5L;
+  const long double y = x * 3;
+  EXPECT_EQ(y, 4.5L) << "an x87 operation after the kernels gave " << static_cast<double>(y);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ReduceDTypesTest, testing::ValuesIn(all_devices()), device_name);
 
 // ---- the conversions (host; the CUDA backend compiles the same EW_HD code) ----

@@ -142,6 +142,34 @@ def test_output_memory_is_shared_with_torch_result():
     assert held_with - held_without >= (1 << 14) * 8 * 4
 
 
+def test_a_lone_buffer_of_any_size_is_cached_for_reuse():
+    """Blocks are rounded up to the cache's granule; a process whose only large buffer is
+    not a multiple of it still gets that block back (the bound on the cache counts
+    blocks, not requested bytes)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import edgewise, os\n"
+        "a = edgewise._edgewise.host_buffer(1_000_003); address = a.ctypes.data; del a\n"
+        "cached = edgewise.memory_stats()['cached_bytes']\n"
+        "b = edgewise._edgewise.host_buffer(1_000_003)\n"
+        "if os.environ.get('EDGEWISE_HOST_CACHE') != '0':\n"
+        "    assert cached >= 1_000_003, cached\n"
+        "    assert b.ctypes.data == address and b.ctypes.data % 64 == 0\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    # A large block freed while smaller ones fill the cache to its bound displaces them.
+    code = (
+        "import edgewise, os\n"
+        "small = edgewise._edgewise.host_buffer(1 << 20); del small\n"
+        "big = edgewise._edgewise.host_buffer(10 << 20); del big\n"
+        "if os.environ.get('EDGEWISE_HOST_CACHE') != '0':\n"
+        "    assert edgewise.memory_stats()['cached_bytes'] == 10 << 20, edgewise.memory_stats()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_large_outputs_reuse_cached_host_blocks():
     rows = 1 << 16
     x = np.arange(rows * 8, dtype=np.float32).reshape(rows, 8)  # a 2 MiB output: above the cache's minimum

@@ -69,8 +69,10 @@ def _batch_base(A: int, step: int, like: Tensor) -> Tensor:
 
 
 def _arg_to_dim(arg_rows: Tensor, base: Tensor, D: int) -> Tensor:
-    """Kernel args (rows of the composed problem, -1 for empty) -> positions along dim, D for empty."""
-    return torch.where(arg_rows < 0, torch.full_like(arg_rows, D), arg_rows - base)
+    """Kernel args (rows of the composed problem, -1 for empty) -> positions along dim, D
+    for empty; in place (the kernel's own output)."""
+    empty = arg_rows < 0
+    return arg_rows.sub_(base).masked_fill_(empty, D)
 
 
 def _kernel(name: str, *args, caller: str, device, **kwargs):
@@ -95,10 +97,26 @@ def counts(index3: Tensor, size: int, dtype: torch.dtype) -> Tensor:
 # --- scatter: [A, D, B] by index [Ai, D, Bi] into [A, S, B] ----------------------------------------
 
 
+def _rows_last(A: int, B: int, Ai: int, Bi: int) -> bool:
+    """Whether a problem reduces the last dimension of batches that share one 1-D index
+    (src [A, D, 1], e.g. dim=-1 of a 2-D tensor): it then runs transposed, [1, D, A],
+    as one problem with wide rows instead of A * D one-element rows."""
+    return A > 1 and B == 1 and Ai == 1 and Bi == 1
+
+
+def _from_rows_last(t: Tensor) -> Tensor:
+    """[1, S, A] -> [A, S, 1]."""
+    return t[0].t().contiguous().unsqueeze(2)
+
+
 def _scatter_forward(src: Tensor, index: Tensor, S: int, reduce: str, sorted_index: bool, caller: str,
                      with_arg: bool):
     A, D, B = src.shape
     Ai, _, Bi = index.shape
+    if _rows_last(A, B, Ai, Bi) and D > 0 and S > 0:
+        wide = _bridge.transposed(src.view(A, D)).unsqueeze(0)
+        out, arg = _scatter_forward(wide, index, S, reduce, sorted_index, caller, with_arg)
+        return _from_rows_last(out), (_from_rows_last(arg) if with_arg else None)
     integer_mean = reduce == "mean" and not src.dtype.is_floating_point and sorted_index
     kernel_reduce = "sum" if integer_mean else reduce
     if A * D * B == 0 or S == 0:
@@ -109,12 +127,15 @@ def _scatter_forward(src: Tensor, index: Tensor, S: int, reduce: str, sorted_ind
     if sorted_index:  # segment_coo: rows grouped by a sorted index, reduced as segments
         _check_range(index, S, caller)
         keys = index.reshape(Ai, D)
-        if A > 1:
-            keys = (keys + _batch_base(A, S, keys)).reshape(A * D)
+        if A > 1 and Ai > 1:  # a batched index: one key space, batch a's keys shifted by a * S
+            keys = keys + _batch_base(A, S, keys)
         try:
-            offsets = _bridge.call("offsets_from_keys", keys.reshape(-1), A * S, device=src.device)
+            offsets = _bridge.call("offsets_from_keys", keys.reshape(-1), Ai * S, device=src.device)
         except ValueError:
             raise ValueError(f"{caller}: index must be sorted (nondecreasing) along its last dimension") from None
+        if A > 1 and Ai == 1:  # one index for every batch: its offsets repeated a * D further on
+            offsets = torch.cat([(offsets[:-1].unsqueeze(0) + _batch_base(A, D, offsets)).reshape(A * S),
+                                 offsets.new_full((1,), A * D)])
         result = _segment_kernel(src.reshape(A * D, B), offsets, kernel_reduce, with_arg, caller)
         out, arg = result if with_arg else (result, None)
         out = out.view(A, S, B)
@@ -134,7 +155,8 @@ def _scatter_forward(src: Tensor, index: Tensor, S: int, reduce: str, sorted_ind
         idx1 = (idx.reshape(Ai, D).long() + _batch_base(A, S, idx)).reshape(A * D)
         values2, rows, layout = src.reshape(A * D, B), A * S, "batched"
     elif Bi == 1:  # a 1-D index, narrow rows: transpose so each row is all batches
-        values2, idx1, rows = src.transpose(0, 1).reshape(D, A * B), idx.reshape(D), S
+        values2 = _bridge.transposed(src.permute(0, 2, 1).reshape(A * B, D))  # [D, A * B]
+        idx1, rows = idx.reshape(D), S
         layout = "transposed"
     else:  # an index that varies along the trailing dims: one element per row
         _check_range(idx, S, caller)
@@ -147,19 +169,17 @@ def _scatter_forward(src: Tensor, index: Tensor, S: int, reduce: str, sorted_ind
     out, arg = result if with_arg else (result, None)
     if layout == "transposed":
         out = out.view(S, A, B).transpose(0, 1)
-        arg = arg.view(S, A, B).transpose(0, 1) if with_arg else None
-        if with_arg:
-            arg = torch.where(arg < 0, torch.full_like(arg, D), arg)
+        arg = arg.masked_fill_(arg < 0, D).view(S, A, B).transpose(0, 1) if with_arg else None
         return out.contiguous(), (arg.contiguous() if with_arg else None)
     out = out.view(A, S, B)
     if with_arg:
         if layout == "direct":
-            arg = torch.where(arg < 0, torch.full_like(arg, D), arg).view(A, S, B)
+            arg = arg.masked_fill_(arg < 0, D).view(A, S, B)
         elif layout == "batched":
             arg = _arg_to_dim(arg.view(A, S * B), _batch_base(A, D, arg), D).view(A, S, B)
         else:  # element rows (a * D + d) * B + b
-            arg = arg.view(A, S, B)
-            arg = torch.where(arg < 0, torch.full_like(arg, D), torch.div(arg, B, rounding_mode="floor") % D)
+            empty = arg < 0
+            arg = torch.div(arg, B, rounding_mode="floor").remainder_(D).masked_fill_(empty, D).view(A, S, B)
     return out, arg
 
 
@@ -194,12 +214,25 @@ def _(src, index, dim_size, reduce, sorted_index, caller):
 
 
 def _pick(t: Tensor, index3: Tensor, D: int) -> Tensor:
-    """[A, D, B]: t[a, index3[a, d, b], b] for t [A, S', B]."""
+    """[A, D, B]: t[a, index3[a, d, b], b] for t [A, S', B]. Without autograd the result
+    lives in Edgewise's host block cache (_bridge.empty): a fresh 64 MB tensor's page
+    faults cost more than the gather itself."""
     A, _, B = t.shape
     Ai, _, Bi = index3.shape
+    if torch.is_grad_enabled() and t.requires_grad:
+        buffer = None
+    else:
+        buffer = _bridge.empty((A, D, B), t.dtype, t.device)
     if Ai == 1 and Bi == 1:
-        return t.index_select(1, index3.reshape(D))
-    return torch.gather(t, 1, index3.long().expand(A, D, B))
+        index = index3.reshape(D)
+        if A == 1:  # whole rows: torch's fast path is index_select along dim 0
+            if buffer is None:
+                return t[0].index_select(0, index).unsqueeze(0)
+            torch.index_select(t[0], 0, index, out=buffer[0])
+            return buffer
+        return t.index_select(1, index) if buffer is None else torch.index_select(t, 1, index, out=buffer)
+    index = index3.long().expand(A, D, B)
+    return torch.gather(t, 1, index) if buffer is None else torch.gather(t, 1, index, out=buffer)
 
 
 def _reduce_backward(reduce: str, grad: Tensor, src: Tensor, index3: Tensor, out: Tensor) -> Tensor:
@@ -273,6 +306,10 @@ def _segment_forward(src: Tensor, indptr: Tensor, reduce: str, caller: str, with
     Ai, P = indptr.shape
     S = P - 1
     _check_indptr(indptr, D, caller)
+    if _rows_last(A, B, Ai, 1) and D > 0 and S > 0:
+        wide = _bridge.transposed(src.view(A, D)).unsqueeze(0)
+        out, arg = _segment_forward(wide, indptr, reduce, caller, with_arg)
+        return _from_rows_last(out), (_from_rows_last(arg) if with_arg else None)
     if A * S * B == 0 or D == 0:
         return src.new_full((A, S, B), _empty_value(reduce)), src.new_full((A, S, B), D, dtype=torch.int64)
     integer_mean = reduce == "mean" and not src.dtype.is_floating_point
@@ -302,14 +339,16 @@ def _segment_forward(src: Tensor, indptr: Tensor, reduce: str, caller: str, with
 
 
 def segment_ids(indptr: Tensor, rows: int) -> Tensor:
-    """[Ai, rows]: the segment of each row under indptr [Ai, S + 1]; S for rows in none."""
+    """[Ai, rows]: the segment of each row under indptr [Ai, S + 1] (checked: within
+    [0, rows], nondecreasing); S for rows in none. One repeat_interleave: per batch
+    the rows before indptr[0], each segment's rows, the rows from indptr[S] on."""
     Ai, P = indptr.shape
     S = P - 1
     starts = indptr.long()
-    positions = torch.arange(rows, device=indptr.device).expand(Ai, rows).contiguous()
-    ids = torch.searchsorted(starts[:, 1:].contiguous(), positions, right=True)
-    covered = (positions >= starts[:, :1]) & (positions < starts[:, -1:])
-    return torch.where(covered, ids, torch.full_like(ids, S))
+    lengths = torch.cat([starts[:, :1], starts[:, 1:] - starts[:, :-1], rows - starts[:, -1:]], dim=1)
+    none = torch.full((1,), S, dtype=torch.int64, device=indptr.device)
+    ids = torch.cat([none, torch.arange(S, device=indptr.device), none]).expand(Ai, S + 2)
+    return torch.repeat_interleave(ids.reshape(-1), lengths.reshape(-1), output_size=Ai * rows).view(Ai, rows)
 
 
 def _segment_backward_via_ids(reduce: str, grad: Tensor, src: Tensor, indptr: Tensor, out: Tensor,
