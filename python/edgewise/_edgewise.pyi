@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'scatter_reduce_backward', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'scatter_reduce_backward', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -339,6 +339,12 @@ def galloping_search(values: typing.Any, queries: typing.Any, segments: typing.A
     Arrays may be NumPy arrays or CPU DLPack tensors (torch in -> torch positions out,
     read without a copy when C-contiguous); CUDA tensors are not taken here (ValueError
     naming the argument: move them to the CPU first).
+    """
+def host_buffer(nbytes: typing.SupportsInt | typing.SupportsIndex) -> numpy.ndarray:
+    """
+    An uninitialised uint8 NumPy array of nbytes (64-byte aligned) from Edgewise's host
+    block cache, the memory large CPU outputs come from: a buffer reused across calls
+    is not page-faulted in again (edgewise.torch keeps its large temporaries there).
     """
 def load_dataset(name_or_path: str, features: str = 'auto', sparse_threshold: typing.SupportsFloat | typing.SupportsIndex = 0.1) -> dict:
     """

@@ -78,7 +78,14 @@ def transposed(t2: torch.Tensor) -> torch.Tensor:
     if t2.device.type != "cpu" or torch.compiler.is_compiling() or (torch.is_grad_enabled() and t2.requires_grad):
         return t2.t().contiguous()
     out = empty((K, R), t2.dtype, t2.device)
-    step = max(1, (1 << 18) // max(R, 1))
-    for j in range(0, K, step):
-        out[j:j + step].copy_(t2[:, j:j + step].t())
+    # Blocks along the longer side, each ~2^18 elements, so both the strided reads and
+    # the strided writes of a block stay in cache.
+    if K >= R:
+        step = max(1, (1 << 18) // max(R, 1))
+        for j in range(0, K, step):
+            out[j:j + step].copy_(t2[:, j:j + step].t())
+    else:
+        step = max(1, (1 << 18) // max(K, 1))
+        for i in range(0, R, step):
+            out[:, i:i + step].copy_(t2[i:i + step].t())
     return out
