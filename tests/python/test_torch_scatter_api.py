@@ -345,7 +345,8 @@ def test_gradcheck_segment_and_gather_functions(batched):
 def test_gradients_with_out_flow_to_src_and_out():
     src = _double((6, 2), 19)
     index = torch.tensor([0, 1, 0, 2, 1, 0])
-    base = _double((3, 2), 20)  # every output reached: logsumexp of an empty group with out is NaN-gradient in torch_scatter too
+    # every output reached: with out, an empty group's logsumexp has a NaN gradient (torch_scatter's too)
+    base = _double((3, 2), 20)
     assert torch.autograd.gradcheck(lambda s, o: ts.scatter_sum(s, index, 0, o.clone()), (src, base))
     assert torch.autograd.gradcheck(lambda s, o: ts.scatter_mean(s, index, 0, o.clone()), (src, base))
     assert torch.autograd.gradcheck(lambda s, o: ts.scatter_logsumexp(s, index, 0, o.clone()), (src, base))

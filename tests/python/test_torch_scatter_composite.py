@@ -9,7 +9,8 @@ torch = pytest.importorskip("torch")
 ts = pytest.importorskip("edgewise.torch")
 
 import torch_scatter_reference as ref  # noqa: E402
-from test_torch_scatter_api import FLOATS, S, SCATTER_FORMS, SHAPE, assert_matches, scatter_index, seed_of, values  # noqa: E402
+from test_torch_scatter_api import (  # noqa: E402
+    FLOATS, S, SCATTER_FORMS, SHAPE, assert_matches, scatter_index, seed_of, values)
 
 COMPOSITES = {
     "std": (lambda src, index, dim: ts.scatter_std(src, index, dim, dim_size=S),

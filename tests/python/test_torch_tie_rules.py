@@ -86,7 +86,8 @@ def test_torch_scatter_functions_give_the_first_tied_element_everything():
     # the same ties, and counts the zero it started from where the max is 0:
     split = [[0.5, 0.25], [0.5, 0.25], [0.0, 0.25], [1.0, 1.0]]
     src.grad = None
-    torch.zeros(2, 2).scatter_reduce(0, index.view(-1, 1).expand(4, 2), src, "amax", include_self=False).sum().backward()
+    expanded = index.view(-1, 1).expand(4, 2)
+    torch.zeros(2, 2).scatter_reduce(0, expanded, src, "amax", include_self=False).sum().backward()
     assert src.grad.tolist() == split
     src.grad = None
     torch.ops.edgewise.scatter_reduce(src.view(1, 4, 2), index.view(1, 4, 1), 2, "max", False, "t").sum().backward()

@@ -79,7 +79,7 @@ def scatter_view(index: Tensor, layout: Layout, op: str) -> tuple:
     return tuple(index.shape) + (1,) * (ndim - index.dim())
 
 
-def leading_view(t: Tensor, layout: Layout, name: str, op: str) -> tuple:
+def leading_view(t: Tensor, layout: Layout) -> tuple:
     """The view of an index that lines up with src's leading dimensions and ends at dim
     (segment_coo's index, gather_coo's index): its shape plus trailing ones."""
     ndim = len(layout.shape)

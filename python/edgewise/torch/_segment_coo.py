@@ -32,7 +32,7 @@ def _prepare(src, index, out, dim_size, op: str) -> _scatter.Problem:
     if index.dim() > src.dim():
         raise ValueError(f"{op}: index has {index.dim()} dimensions but src only {src.dim()}")
     layout = _layout.Layout(src.shape, index.dim() - 1)
-    view = _layout.leading_view(index, layout, "index", op)
+    view = _layout.leading_view(index, layout)
     index3 = _layout.align(index, view, layout, "index", op)
     size = _scatter.output_size(index, dim_size, out, layout.dim, op, _size_from_sorted_index)
     what = f"dim_size {size}" if dim_size is not None else f"index[..., -1].max() + 1 = {size}"
