@@ -9,6 +9,8 @@ where it is not, says so and exits 0. PyTorch is never a build or CI dependency.
     PYTHONPATH=build/release/python python3 benchmarks/compare_torch.py [--quick] [--json FILE]
     ... --filter torch_nn [--nn-nodes N --nn-edges E ...]   (PyG layers vs edgewise.torch.nn layers)
     ... --filter gat_epoch [--gat-epochs N --gat-dataset cora]   (2-layer GAT: PyG vs edgewise.torch vs engine)
+    ... --filter scatter_api   (every torch_scatter function of edgewise.torch vs torch's native op;
+                                compare_torch_scatter_api.py)
     ... --filter dgl   (DGL's copy_u_sum / copy_u_max and GraphConv GCN; needs dgl, e.g. in its own venv:
                         python3 -m venv V && V/bin/pip install dgl==2.1.0 torch==2.2.1 torchdata==0.7.1 pandas "numpy<2")
 """
@@ -733,8 +735,10 @@ def dgl_cases(rng, repeats, records, name_filter):
         print(f"{rec['name']:<62} edgewise {rec['edgewise_ms']:8.2f} ms  DGL GraphConv  {dgl_ms:8.2f} ms  "
               f"{rec['speedup']:6.2f}x")
 
+from compare_torch_scatter_api import scatter_api_cases  # noqa: E402  (the section lives in its own file)
+
 SECTIONS = [segment_cases, scatter_cases, sort_rle_offsets_cases, segment_tree_cases, gcn_epoch_cases, galloping_cases, spmm_cases,
-            torch_nn_cases, gat_epoch_cases, dgl_cases]
+            torch_nn_cases, gat_epoch_cases, dgl_cases, scatter_api_cases]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,9 +2,19 @@
 # Builds Edgewise (CUDA on when nvcc is found) and runs every test: C++ (ctest,
 # GPU cases skip with a message when there is no GPU), Python (pytest) and the
 # install-consumer check; then the CPU suite under ASan + UBSan and the fuzz targets.
-# Ends with the wall time of each phase.   Usage: tools/test.sh [extra ctest args]
+# Ends with the wall time of each phase.
+#   Usage: tools/test.sh [--full] [extra ctest args]
+# --full also builds one portable wheel (tools/build_wheel.sh) and runs the
+# torch_scatter-API tests against it with the oldest and the newest torch
+# edgewise.torch supports, each in a fresh venv (tools/test_wheel.sh; downloads torch
+# from PyPI: too slow for CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+full=0
+if [ "${1:-}" = "--full" ]; then
+  full=1
+  shift
+fi
 source tools/phases.sh
 EDGEWISE_PHASE_LOG=$(mktemp)
 export EDGEWISE_PHASE_LOG
@@ -22,3 +32,8 @@ if [ -n "$reason" ]; then echo "gpu-labelled tests were skipped: $reason"; fi
 # The CPU suite under ASan + UBSan, then the fuzz targets for a bounded time.
 tools/sanitize.sh
 tools/fuzz.sh --ci "${EDGEWISE_FUZZ_SECONDS:-30}"
+if [ "$full" = 1 ]; then
+  wheel_dir=$(mktemp -d)
+  phase "wheel build" tools/build_wheel.sh "$wheel_dir"
+  phase "wheel x two torch versions" tools/test_wheel.sh "$(ls "$wheel_dir"/edgewise-*.whl)"
+fi

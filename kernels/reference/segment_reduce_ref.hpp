@@ -27,16 +27,12 @@ void reduce_sum_or_mean(const std::vector<T>& values, int64_t C, const std::vect
                         ReduceOp op, T& out, double& scale) {
   long double fsum = 0;  // wider than every T, so a double input still has an independent oracle
   double abs_sum = 0;
-  int64_t isum = 0;
-  uint64_t usum = 0;
+  uint64_t usum = 0;  // integers: the sum modulo 2^64 (signed values as two's complement)
   for (int64_t row : rows) {
     T v = values[row * C + c];
     fsum += static_cast<long double>(v);
     abs_sum += std::fabs(static_cast<double>(v));
-    if constexpr (std::is_integral_v<T>) {
-      isum += static_cast<int64_t>(v);
-      usum += static_cast<uint64_t>(v);
-    }
+    if constexpr (std::is_integral_v<T>) usum += static_cast<uint64_t>(static_cast<int64_t>(v));
   }
   const int64_t n = static_cast<int64_t>(rows.size());
   const bool sum = op == ReduceOp::Sum;
@@ -44,7 +40,9 @@ void reduce_sum_or_mean(const std::vector<T>& values, int64_t C, const std::vect
     out = static_cast<T>(sum ? fsum : fsum / static_cast<long double>(n));
     scale = sum ? abs_sum : abs_sum / static_cast<double>(n);
   } else if constexpr (std::is_signed_v<T>) {
-    out = static_cast<T>(sum ? isum : isum / n);  // C++20: wraps mod 2^32
+    const auto isum = static_cast<int64_t>(usum);
+    const int64_t floor_mean = isum / n - (isum % n < 0 ? 1 : 0);  // toward -inf, as torch_scatter's mean
+    out = static_cast<T>(sum ? isum : floor_mean);  // C++20: wraps mod 2^32
   } else {
     out = static_cast<T>(sum ? usum : usum / static_cast<uint64_t>(n));
   }

@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'scatter_reduce_backward', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'scatter_reduce_backward', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -342,6 +342,12 @@ def galloping_search(values: typing.Any, queries: typing.Any, segments: typing.A
     read without a copy when C-contiguous); CUDA tensors are not taken here (ValueError
     naming the argument: move them to the CPU first).
     """
+def host_buffer(nbytes: typing.SupportsInt | typing.SupportsIndex) -> numpy.ndarray:
+    """
+    An uninitialised uint8 NumPy array of nbytes (64-byte aligned) from Edgewise's host
+    block cache, the memory large CPU outputs come from: a buffer reused across calls
+    is not page-faulted in again (edgewise.torch keeps its large temporaries there).
+    """
 def load_dataset(name_or_path: str, features: str = 'auto', sparse_threshold: typing.SupportsFloat | typing.SupportsIndex = 0.1, symmetrize: bool | None = None, remove_self_loops: bool | None = None, max_nodes: typing.SupportsInt | typing.SupportsIndex = 2147483647) -> dict:
     """
     Load a node-classification dataset: the OGB npz layout, gnn-benchmark or
@@ -484,12 +490,14 @@ def scatter_reduce(values: typing.Any, index: typing.Any, num_segments: typing.S
     """
     Reduce each row of values into the output row its index names.
     
-    values: float32, float64, int32 or uint32 array [M] or [M, C]. index: integer array
+    values: float32, float64, float16, bfloat16, int32, int64 or uint32 array [M] or
+        [M, C] (float16 / bfloat16 accumulate in float32 and round once; bfloat16 comes
+        as a DLPack tensor, e.g. torch, since NumPy has no bfloat16). index: integer array
         [M], any order, every entry in [0, num_segments); int32 and int64 are used as
         they are, other integer dtypes (NumPy/CPU) are converted. Row r goes to output
         index[r].
     op: "sum", "mean", "min" or "max". An output no row reaches gives 0 (arg -1).
-        int32 sums wrap, integer means truncate.
+        int32 sums wrap, integer means round toward -inf (floor).
     return_arg: for min/max also return the row of each winner (ties -> lower row,
         NaN beats every number).
     Returns out [num_segments] or [num_segments, C] of values' dtype (and arg, int64,
@@ -502,11 +510,12 @@ def scatter_reduce(values: typing.Any, index: typing.Any, num_segments: typing.S
     stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
     Bad input raises ValueError naming the argument.
     """
-def scatter_reduce_backward(values: typing.Any, index: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, *, stream: typing.Any = None) -> typing.Any:
+def scatter_reduce_backward(values: typing.Any, index: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, *, tie_rule: str = 'first', stream: typing.Any = None) -> typing.Any:
     """
     Gradient of scatter_reduce for every op: grad_values [M] or [M, C].
     
-    Arguments as in segment_reduce_backward, with the forward's index [M] instead of offsets.
+    Arguments (tie_rule too) as in segment_reduce_backward, with the forward's index [M]
+    instead of offsets.
     """
 def sddmm_add(offsets: typing.Any, indices: typing.Any, a: typing.Any, b: typing.Any, *, stream: typing.Any = None) -> typing.Any:
     """
@@ -539,7 +548,9 @@ def segment_reduce(values: typing.Any, offsets: typing.Any, op: str = 'sum', ret
     """
     Reduce the rows of each offset-delimited segment.
     
-    values: float32, float64, int32 or uint32 array [M] or [M, C]. offsets: integer
+    values: float32, float64, float16, bfloat16, int32, int64 or uint32 array [M] or
+        [M, C] (float16 / bfloat16 accumulate in float32 and round once; bfloat16 comes
+        as a DLPack tensor, e.g. torch, since NumPy has no bfloat16). offsets: integer
         array [S+1], offsets[0] == 0, offsets[S] == M, nondecreasing; segment s is rows
         offsets[s]:offsets[s+1].
     op: a name of reduce_ops(): "sum", "mean", "min", "max", ... An empty segment gives
@@ -557,13 +568,17 @@ def segment_reduce(values: typing.Any, offsets: typing.Any, op: str = 'sum', ret
     stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
     Bad input raises ValueError naming the argument.
     """
-def segment_reduce_backward(values: typing.Any, offsets: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, *, stream: typing.Any = None) -> typing.Any:
+def segment_reduce_backward(values: typing.Any, offsets: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, *, tie_rule: str = 'first', stream: typing.Any = None) -> typing.Any:
     """
     Gradient of segment_reduce for every op: grad_values [M] or [M, C].
     
-    values, offsets, op: the forward's arguments; out: its output; arg: its arg (min/max;
-    else None); grad_out: dL/d out. Rules: sum 1, mean 1/count, min/max the arg row,
-    mul out/value, var 2 (v - mean)/count, std (v - mean)/(count out) (0 where masked).
+    values, offsets, op: the forward's arguments; out: its output; arg: its arg (min/max
+    with tie_rule "first"; else None); grad_out: dL/d out. Rules: sum 1, mean 1/count,
+    mul out/value, var 2 (v - mean)/count, std (v - mean)/(count out) (0 where masked);
+    min/max by tie_rule: "first" (default) all to the arg row (torch_scatter's
+    scatter_max), "split" 1/k to each of the k rows equal to out (NaN ties with NaN;
+    arg unused), "split_zero_base" as split but 1/(k+1) where out is 0 (torch's
+    scatter_reduce amax/amin with include_self=False onto zeros: PyG's rule).
     stream: as for segment_reduce.
     """
 def sort_by_key(keys: typing.Any, values: typing.Any = None, *, stream: typing.Any = None) -> tuple:
@@ -630,14 +645,18 @@ def spmm_backward(t_offsets: typing.Any, t_indices: typing.Any, grad_out: typing
     t_edge_ids is None), op "sum" or "mean" (mean needs the forward offsets [S+1]).
     Returns grad_x [N] or [N, C].
     """
-def spmm_full_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any, weights: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, t_offsets: typing.Any, t_edge_ids: typing.Any, weight_grad: bool = False, *, stream: typing.Any = None) -> typing.Any:
+def spmm_full_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any, weights: typing.Any, op: str, out: typing.Any, arg: typing.Any, grad_out: typing.Any, t_offsets: typing.Any, t_edge_ids: typing.Any, weight_grad: bool = False, *, tie_rule: str = 'first', stream: typing.Any = None) -> typing.Any:
     """
     Gradient of spmm for every op (mul, var and std included) from the forward.
     
     offsets, indices, x, weights (or None), op: the forward's arguments; out: its output;
-    arg: its arg (min/max; else None); grad_out: dL/d out; t_offsets [N+1] and
-    t_edge_ids [E]: the transposed CSR. Returns (grad_x [N, C], grad_w [E] or None when
-    weight_grad is false). stream: as for spmm.
+    arg: its arg (min/max with tie_rule "first"; else None); grad_out: dL/d out;
+    t_offsets [N+1] and t_edge_ids [E]: the transposed CSR. tie_rule (min/max): "first"
+    all of an output's gradient to its arg edge, "split" 1/k to each of the k messages
+    equal to the output, "split_zero_base" 1/(k+1) where the output is 0 (torch's
+    scatter_reduce amax onto zeros, i.e. PyG's max aggregation).
+    Returns (grad_x [N, C], grad_w [E] or None when weight_grad is false). stream: as for
+    spmm.
     """
 def spmm_weight_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any, grad_out: typing.Any, op: str = 'sum', arg: typing.Any = None, *, stream: typing.Any = None) -> typing.Any:
     """

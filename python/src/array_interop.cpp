@@ -113,7 +113,8 @@ intptr_t current_stream(const std::string& framework, int device_index) {
   return 0;
 }
 
-// A CUDA output buffer exposed through DLPack.
+// An output buffer exposed through DLPack: CUDA outputs, and CPU outputs of a dtype
+// NumPy lacks (bfloat16).
 class DeviceArray {
  public:
   DeviceArray(std::vector<int64_t> shape, DLDataType dtype, Device device, intptr_t stream)
@@ -127,7 +128,7 @@ class DeviceArray {
   const std::vector<int64_t>& shape() const { return shape_; }
 
   py::tuple dlpack_device() const {
-    return py::make_tuple(static_cast<int>(device_.is_cuda() ? kDLCUDA : kDLCPU), device_.index);
+    return py::make_tuple(static_cast<int>(device_.is_cuda() ? kDLCUDA : kDLCPU), device_.is_cuda() ? device_.index : 0);
   }
 
   // The producer side of the protocol. Our results were queued on stream_; a consumer
@@ -138,14 +139,16 @@ class DeviceArray {
     if (!copy.is_none() && copy.cast<bool>()) {
       throw py::buffer_error("DeviceArray.__dlpack__: copy=True is not supported (pass copy=None or False)");
     }
+    const int own_type = static_cast<int>(device_.is_cuda() ? kDLCUDA : kDLCPU);
+    const int own_index = device_.is_cuda() ? device_.index : 0;
     if (!dl_device.is_none()) {
       const auto wanted = dl_device.cast<py::tuple>();
-      if (wanted[0].cast<int>() != static_cast<int>(kDLCUDA) || wanted[1].cast<int>() != device_.index) {
+      if (wanted[0].cast<int>() != own_type || wanted[1].cast<int>() != own_index) {
         throw py::buffer_error("DeviceArray.__dlpack__: the array lives on " + device_.str() +
                                " and cannot be exported to another device");
       }
     }
-    if (!stream.is_none()) {
+    if (device_.is_cuda() && !stream.is_none()) {
       intptr_t consumer = stream.cast<intptr_t>();
       if (consumer == kDLPackLegacyStream) consumer = 0;
       if (consumer != -1 && consumer != stream_) {
@@ -161,7 +164,7 @@ class DeviceArray {
     auto* managed = new Managed{{}, shape_, storage_};
     DLTensor& t = managed->tensor.dl_tensor;
     t.data = storage_->data();
-    t.device = {kDLCUDA, device_.index};
+    t.device = {static_cast<DLDeviceType>(own_type), own_index};
     t.ndim = static_cast<int32_t>(shape_.size());
     t.dtype = dtype_;
     t.shape = managed->shape.data();
@@ -311,21 +314,24 @@ Array Call::from_dlpack(py::handle object, const char* name, std::optional<DLDat
     return stream_;
   });
   const DLTensor& t = *consumed.tensor;
-  if (t.device.device_type == kDLCPU || t.device.device_type == kDLCUDAHost) {
+  const bool host = t.device.device_type == kDLCPU || t.device.device_type == kDLCUDAHost;
+  // A host dtype NumPy has no name for (bfloat16) is borrowed as it is, like CUDA memory.
+  if (host && !dl_to_numpy_dtype(t.dtype).is_none()) {
     return from_numpy(numpy_view(consumed, op_, name), name, want, convert);
   }
-  if (t.device.device_type != kDLCUDA) {
+  if (!host && t.device.device_type != kDLCUDA) {
     throw py::value_error(detail::concat(op_, ": ", name, " is on ", device_name(t.device),
                                          "; Edgewise takes CPU and CUDA arrays"));
   }
-  const Device device = Device::cuda(t.device.device_id);
+  const Device device = host ? Device::cpu() : Device::cuda(t.device.device_id);
+  const char* kind = host ? "bfloat16 arrays" : "CUDA arrays";
   note_device(device, name);
   if (want) {
     EW_REQUIRE(t.dtype.code == want->code && t.dtype.bits == want->bits && t.dtype.lanes == 1, op_, ": ", name,
-               " must be ", dtype_name(*want), " (got ", dtype_name(t.dtype), "; CUDA arrays are never converted)");
+               " must be ", dtype_name(*want), " (got ", dtype_name(t.dtype), "; ", kind, " are never converted)");
   }
-  EW_REQUIRE(is_c_contiguous(t), op_, ": ", name,
-             " must be C-contiguous (CUDA arrays are never copied; call .contiguous() first)");
+  EW_REQUIRE(is_c_contiguous(t), op_, ": ", name, " must be C-contiguous (", kind,
+             " are never copied; call .contiguous() first)");
   Array out;
   out.data = static_cast<char*>(t.data) + t.byte_offset;
   out.shape.assign(t.shape, t.shape + t.ndim);
@@ -446,7 +452,7 @@ Array Call::empty_bytes(std::vector<int64_t> shape, DLDataType dtype) {
   out.shape = std::move(shape);
   out.dtype = dtype;
   out.device = device();
-  if (out.device.is_cpu()) {
+  if (out.device.is_cpu() && !dl_to_numpy_dtype(dtype).is_none()) {
     const py::dtype numpy_dtype = py::dtype::from_args(dl_to_numpy_dtype(dtype));
     const std::vector<py::ssize_t> shape_(out.shape.begin(), out.shape.end());
     int64_t count = 1;
@@ -550,6 +556,20 @@ CPU outputs ops return, until those arrays are freed), peak_bytes, cached_bytes
 page-faulting fresh memory on every call). device: "cpu", "cuda" or "cuda:N".)doc");
   m.def("empty_host_cache", &edgewise::empty_host_cache,
         "Returns the cached host blocks (see memory_stats) to the system.");
+  m.def(
+      "host_buffer",
+      [](int64_t nbytes) {
+        EW_REQUIRE(nbytes >= 0, "host_buffer: nbytes (", nbytes, ") must be >= 0");
+        const std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(nbytes)};
+        void* block = nbytes > 0 ? device_allocate(static_cast<std::size_t>(nbytes), Device::cpu()) : nullptr;
+        if (block == nullptr) return py::array(py::dtype("uint8"), shape);
+        return py::array(py::dtype("uint8"), shape, {}, block,
+                         py::capsule(block, [](void* p) { device_free(p, Device::cpu()); }));
+      },
+      py::arg("nbytes"),
+      R"doc(An uninitialised uint8 NumPy array of nbytes (64-byte aligned) from Edgewise's host
+block cache, the memory large CPU outputs come from: a buffer reused across calls
+is not page-faulted in again (edgewise.torch keeps its large temporaries there).)doc");
 }
 
 }  // namespace edgewise::python

@@ -9,6 +9,8 @@
 //  - A CPU DLPack object: its capsule is consumed and viewed as a NumPy array
 //    (no copy), which then follows the NumPy rule above: zero-copy when dtype and
 //    layout fit, one documented copy otherwise (e.g. a transposed torch tensor).
+//    A dtype NumPy lacks (bfloat16) is borrowed as it is, like a CUDA array: it must
+//    be C-contiguous and of the dtype the op needs, never converted.
 //  - A CUDA DLPack object (kDLCUDA): borrowed as it is, never copied or cast: it
 //    must be C-contiguous and of the dtype the op needs, else ValueError naming the
 //    argument. The capsule is requested on the caller's current stream (torch:
@@ -22,8 +24,9 @@
 //    an error, not a copy).
 //
 // Outputs (Call::empty + Call::result): allocated by us on the inputs' device — a
-// NumPy array on CPU, an edgewise._edgewise.DeviceArray (exposing __dlpack__ /
-// __dlpack_device__) on CUDA — and handed to the caller's framework: the
+// NumPy array on CPU (a CPU DeviceArray for bfloat16, which NumPy lacks), an
+// edgewise._edgewise.DeviceArray (exposing __dlpack__ / __dlpack_device__) on CUDA —
+// and handed to the caller's framework: the
 // `from_dlpack` of the top-level module of the first non-NumPy input's type
 // (torch.from_dlpack for torch tensors, cupy.from_dlpack for CuPy, ...), which
 // wraps our buffer without a copy. NumPy inputs (or a producer whose module has no
@@ -44,6 +47,7 @@
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/context.hpp"
 #include "edgewise/kernels/common/device.hpp"
+#include "edgewise/kernels/common/half.hpp"
 #include "edgewise/kernels/common/view.hpp"
 
 namespace edgewise::python {
@@ -53,7 +57,11 @@ namespace py = pybind11;
 // The DLPack dtype of T.
 template <class T>
 constexpr DLDataType dl_dtype_of() {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return {static_cast<uint8_t>(kDLFloat), 16, 1};
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return {static_cast<uint8_t>(kDLBfloat), 16, 1};
+  } else if constexpr (std::is_floating_point_v<T>) {
     return {static_cast<uint8_t>(kDLFloat), static_cast<uint8_t>(8 * sizeof(T)), 1};
   } else if constexpr (std::is_signed_v<T>) {
     return {static_cast<uint8_t>(kDLInt), static_cast<uint8_t>(8 * sizeof(T)), 1};

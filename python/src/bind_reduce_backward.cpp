@@ -42,31 +42,35 @@ py::object run_backward(Call& call, const char* op, const py::object& values_in,
 
 py::object segment_reduce_backward_py(const py::object& values, const py::object& offsets_in,
                                       const std::string& op_name, const py::object& out, const py::object& arg,
-                                      const py::object& grad_out, const py::object& stream) {
+                                      const py::object& grad_out, const std::string& tie_rule_name,
+                                      const py::object& stream) {
   constexpr const char* kOp = "segment_reduce_backward";
   const ReduceOp op = parse_reduce_op(op_name);
+  const TieRule tie_rule = parse_tie_rule(tie_rule_name);
   Call call(kOp);
   call.use_stream(stream);
   Array offsets = call.int64s(offsets_in, "offsets");
   return run_backward(call, kOp, values, out, arg, grad_out,
                       [&](auto t, auto v, auto o, auto a, auto g, auto gv, Context& ctx) {
                         segment_reduce_backward<decltype(t)>(v, offsets.vector<int64_t>(kOp, "offsets"), op, o, a, g,
-                                                             gv, ctx);
+                                                             gv, ctx, tie_rule);
                       });
 }
 
 py::object scatter_reduce_backward_py(const py::object& values, const py::object& index_in,
                                       const std::string& op_name, const py::object& out, const py::object& arg,
-                                      const py::object& grad_out, const py::object& stream) {
+                                      const py::object& grad_out, const std::string& tie_rule_name,
+                                      const py::object& stream) {
   constexpr const char* kOp = "scatter_reduce_backward";
   const ReduceOp op = parse_reduce_op(op_name);
+  const TieRule tie_rule = parse_tie_rule(tie_rule_name);
   Call call(kOp);
   call.use_stream(stream);
   Array index = call.int64s(index_in, "index");
   return run_backward(call, kOp, values, out, arg, grad_out,
                       [&](auto t, auto v, auto o, auto a, auto g, auto gv, Context& ctx) {
                         scatter_reduce_backward<decltype(t), int64_t>(v, index.vector<int64_t>(kOp, "index"), op, o,
-                                                                      a, g, gv, ctx);
+                                                                      a, g, gv, ctx, tie_rule);
                       });
 }
 
@@ -74,18 +78,25 @@ py::object scatter_reduce_backward_py(const py::object& values, const py::object
 
 void register_reduce_backward(py::module_& m) {
   m.def("segment_reduce_backward", &segment_reduce_backward_py, py::arg("values"), py::arg("offsets"), py::arg("op"),
-        py::arg("out"), py::arg("arg"), py::arg("grad_out"), py::kw_only(), py::arg("stream") = py::none(),
+        py::arg("out"), py::arg("arg"), py::arg("grad_out"), py::kw_only(), py::arg("tie_rule") = "first",
+        py::arg("stream") = py::none(),
         R"doc(Gradient of segment_reduce for every op: grad_values [M] or [M, C].
 
-values, offsets, op: the forward's arguments; out: its output; arg: its arg (min/max;
-else None); grad_out: dL/d out. Rules: sum 1, mean 1/count, min/max the arg row,
-mul out/value, var 2 (v - mean)/count, std (v - mean)/(count out) (0 where masked).
+values, offsets, op: the forward's arguments; out: its output; arg: its arg (min/max
+with tie_rule "first"; else None); grad_out: dL/d out. Rules: sum 1, mean 1/count,
+mul out/value, var 2 (v - mean)/count, std (v - mean)/(count out) (0 where masked);
+min/max by tie_rule: "first" (default) all to the arg row (torch_scatter's
+scatter_max), "split" 1/k to each of the k rows equal to out (NaN ties with NaN;
+arg unused), "split_zero_base" as split but 1/(k+1) where out is 0 (torch's
+scatter_reduce amax/amin with include_self=False onto zeros: PyG's rule).
 stream: as for segment_reduce.)doc");
   m.def("scatter_reduce_backward", &scatter_reduce_backward_py, py::arg("values"), py::arg("index"), py::arg("op"),
-        py::arg("out"), py::arg("arg"), py::arg("grad_out"), py::kw_only(), py::arg("stream") = py::none(),
+        py::arg("out"), py::arg("arg"), py::arg("grad_out"), py::kw_only(), py::arg("tie_rule") = "first",
+        py::arg("stream") = py::none(),
         R"doc(Gradient of scatter_reduce for every op: grad_values [M] or [M, C].
 
-Arguments as in segment_reduce_backward, with the forward's index [M] instead of offsets.)doc");
+Arguments (tie_rule too) as in segment_reduce_backward, with the forward's index [M]
+instead of offsets.)doc");
 }
 
 }  // namespace edgewise::python

@@ -53,12 +53,14 @@ void register_scatter_reduce(py::module_& m) {
         py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Reduce each row of values into the output row its index names.
 
-values: float32, float64, int32 or uint32 array [M] or [M, C]. index: integer array
+values: float32, float64, float16, bfloat16, int32, int64 or uint32 array [M] or
+    [M, C] (float16 / bfloat16 accumulate in float32 and round once; bfloat16 comes
+    as a DLPack tensor, e.g. torch, since NumPy has no bfloat16). index: integer array
     [M], any order, every entry in [0, num_segments); int32 and int64 are used as
     they are, other integer dtypes (NumPy/CPU) are converted. Row r goes to output
     index[r].
 op: "sum", "mean", "min" or "max". An output no row reaches gives 0 (arg -1).
-    int32 sums wrap, integer means truncate.
+    int32 sums wrap, integer means round toward -inf (floor).
 return_arg: for min/max also return the row of each winner (ties -> lower row,
     NaN beats every number).
 Returns out [num_segments] or [num_segments, C] of values' dtype (and arg, int64,

@@ -62,7 +62,9 @@ void register_segment_reduce(py::module_& m) {
         py::kw_only(), py::arg("stream") = py::none(),
         R"doc(Reduce the rows of each offset-delimited segment.
 
-values: float32, float64, int32 or uint32 array [M] or [M, C]. offsets: integer
+values: float32, float64, float16, bfloat16, int32, int64 or uint32 array [M] or
+    [M, C] (float16 / bfloat16 accumulate in float32 and round once; bfloat16 comes
+    as a DLPack tensor, e.g. torch, since NumPy has no bfloat16). offsets: integer
     array [S+1], offsets[0] == 0, offsets[S] == M, nondecreasing; segment s is rows
     offsets[s]:offsets[s+1].
 op: a name of reduce_ops(): "sum", "mean", "min", "max", ... An empty segment gives

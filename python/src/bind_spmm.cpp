@@ -169,9 +169,10 @@ py::object spmm_full_backward_py(const py::object& offsets_in, const py::object&
                                  const py::object& weights_in, const std::string& op_name, const py::object& out_in,
                                  const py::object& arg_in, const py::object& grad_out_in,
                                  const py::object& t_offsets_in, const py::object& t_edge_ids_in, bool weight_grad,
-                                 const py::object& stream) {
+                                 const std::string& tie_rule_name, const py::object& stream) {
   constexpr const char* kOp = "spmm_full_backward";
   const ReduceOp op = parse_reduce_op(op_name);
+  const TieRule tie_rule = parse_tie_rule(tie_rule_name);
   Call call(kOp);
   call.use_stream(stream);
   Array offsets = call.int64s(offsets_in, "offsets");
@@ -208,7 +209,7 @@ py::object spmm_full_backward_py(const py::object& offsets_in, const py::object&
         py::gil_scoped_release release;
         spmm_full_backward<T, I>(offsets.vector<int64_t>(kOp, "offsets"), iv, w, xv, op, o, arg_view, g,
                                  t_offsets.vector<int64_t>(kOp, "t_offsets"),
-                                 t_edge_ids.vector<int64_t>(kOp, "t_edge_ids"), grad_x.out_view, gw, ctx);
+                                 t_edge_ids.vector<int64_t>(kOp, "t_edge_ids"), grad_x.out_view, gw, ctx, tie_rule);
       }
       if (weight_grad) return py::make_tuple(grad_x.result(call), call.result(*grad_w));
       return py::make_tuple(grad_x.result(call), py::none());
@@ -277,13 +278,18 @@ whose winner is e. x and grad_out: float32 or float64 (one dtype).
 Returns grad_w [E] of that dtype in CSR order.)doc");
   m.def("spmm_full_backward", &spmm_full_backward_py, py::arg("offsets"), py::arg("indices"), py::arg("x"),
         py::arg("weights"), py::arg("op"), py::arg("out"), py::arg("arg"), py::arg("grad_out"), py::arg("t_offsets"),
-        py::arg("t_edge_ids"), py::arg("weight_grad") = false, py::kw_only(), py::arg("stream") = py::none(),
+        py::arg("t_edge_ids"), py::arg("weight_grad") = false, py::kw_only(), py::arg("tie_rule") = "first",
+        py::arg("stream") = py::none(),
         R"doc(Gradient of spmm for every op (mul, var and std included) from the forward.
 
 offsets, indices, x, weights (or None), op: the forward's arguments; out: its output;
-arg: its arg (min/max; else None); grad_out: dL/d out; t_offsets [N+1] and
-t_edge_ids [E]: the transposed CSR. Returns (grad_x [N, C], grad_w [E] or None when
-weight_grad is false). stream: as for spmm.)doc");
+arg: its arg (min/max with tie_rule "first"; else None); grad_out: dL/d out;
+t_offsets [N+1] and t_edge_ids [E]: the transposed CSR. tie_rule (min/max): "first"
+all of an output's gradient to its arg edge, "split" 1/k to each of the k messages
+equal to the output, "split_zero_base" 1/(k+1) where the output is 0 (torch's
+scatter_reduce amax onto zeros, i.e. PyG's max aggregation).
+Returns (grad_x [N, C], grad_w [E] or None when weight_grad is false). stream: as for
+spmm.)doc");
 }
 
 }  // namespace edgewise::python

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "array_interop.hpp"
+#include "edgewise/kernels/common/element_types.hpp"
 
 namespace edgewise::python {
 
@@ -21,8 +22,12 @@ template <class... Ts>
 struct DTypes {};
 
 using FloatDTypes = DTypes<float, double>;
-// The value types of the reductions (segment_reduce, scatter_reduce).
-using ReduceDTypes = DTypes<float, double, int32_t, uint32_t>;
+
+template <class... Ts>
+DTypes<Ts...> dtypes_of(TypeList<Ts...>);
+// The value types of the reductions (segment_reduce, scatter_reduce): the kernels'
+// one list, EW_REDUCE_ELEMENT_TYPES.
+using ReduceDTypes = decltype(dtypes_of(ReduceElementTypes{}));
 
 // "float32, float64, int32 or uint32".
 template <class... Ts>

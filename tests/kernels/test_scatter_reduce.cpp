@@ -380,7 +380,7 @@ TEST_P(ScatterReduceTest, LargeStateMinMaxKeepNaNTieAndSignedZeroRules) {
   }
 }
 
-TEST_P(ScatterReduceTest, IntegerExtremesWrappingSumsAndTruncatingMeans) {
+TEST_P(ScatterReduceTest, IntegerExtremesWrappingSumsAndFlooringMeans) {
   const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
   const std::vector<int32_t> values = {hi, lo, hi, lo, -7, 4};
   const std::vector<int64_t> index = {0, 1, 0, 1, 2, 2};
@@ -391,7 +391,7 @@ TEST_P(ScatterReduceTest, IntegerExtremesWrappingSumsAndTruncatingMeans) {
   auto [mean, none2] = run_scatter(device(), values, 1, index, 3, ReduceOp::Mean, false);
   EXPECT_EQ(mean[0], hi) << "means accumulate in 64 bits";
   EXPECT_EQ(mean[1], lo);
-  EXPECT_EQ(mean[2], -1) << "-3 / 2 truncates toward zero";
+  EXPECT_EQ(mean[2], -2) << "-3 / 2 rounds toward -inf (torch_scatter's scatter_mean floors)";
   const uint32_t umax = std::numeric_limits<uint32_t>::max();
   const std::vector<uint32_t> uvalues = {umax, 0, umax, 1, 0, umax};
   for (ReduceOp op : kOps) {

@@ -24,7 +24,7 @@ def reference(values, index, num_segments, op):
                 out[s] = seg.astype(np.float64).mean(0)
             else:
                 total = seg.astype(np.int64).sum(0)
-                out[s] = np.trunc(total / len(seg)).astype(values.dtype)
+                out[s] = np.floor_divide(total, len(seg)).astype(values.dtype)  # floor, as torch_scatter
         else:
             pick = np.argmax if op == "max" else np.argmin  # first occurrence: lower row
             idx = pick(seg, axis=0)
@@ -114,8 +114,8 @@ def test_bad_index_raises_value_error(index, num_segments, needle):
 
 
 def test_bad_dtype_and_op():
-    with pytest.raises(ValueError, match="float32, float64, int32 or uint32"):
-        edgewise.scatter_reduce(np.zeros(3, np.float16), np.zeros(3, np.int64), 1)
+    with pytest.raises(ValueError, match="float32, float64, int32, uint32, int64, float16 or bfloat16"):
+        edgewise.scatter_reduce(np.zeros(3, np.int8), np.zeros(3, np.int64), 1)
     with pytest.raises(ValueError, match="unknown reduction 'median'"):
         edgewise.scatter_reduce(np.zeros(3, np.float32), np.zeros(3, np.int64), 1, op="median")
     with pytest.raises(ValueError, match="return_arg is only defined for min and max"):

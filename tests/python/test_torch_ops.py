@@ -207,23 +207,32 @@ def test_gradcheck_float64():
 
 def test_operators_pass_torch_library_opcheck():
     gen = torch.Generator().manual_seed(9)
-    src = torch.randn(10, 3, generator=gen, requires_grad=True)
-    index = torch.randint(0, 4, (10,), generator=gen)
-    indptr = torch.tensor([0, 2, 2, 10])
+    src = torch.randn(2, 10, 3, generator=gen, requires_grad=True)  # canonical [A, D, B]
+    index = torch.randint(0, 4, (1, 10, 1), generator=gen)
+    full_index = torch.randint(0, 4, (2, 10, 3), generator=gen)
+    sorted_index = index.sort(dim=1).values
+    indptr = torch.tensor([[0, 2, 2, 10]])
     csr = ewt.CSR.from_edge_index(torch.randint(0, 5, (2, 12), generator=gen), 5)
     x = torch.randn(5, 3, generator=gen, requires_grad=True)
     tests = ("test_schema", "test_faketensor", "test_aot_dispatch_dynamic")
     ops = torch.ops.edgewise
     structure = (csr.offsets, csr.sources)
     transposed = (csr.t_offsets, csr.t_targets, csr.t_edge_ids)
-    for reduce in ("sum", "mean"):
-        torch.library.opcheck(ops.scatter_reduce, (src, index, 4, reduce), test_utils=tests)
-        torch.library.opcheck(ops.segment_reduce, (src, indptr, reduce), test_utils=tests)
+    # Each index form and each gradient rule once (opcheck's dynamic AOT pass is slow).
+    for idx, is_sorted, reduce in ((index, False, "sum"), (full_index, False, "mean"), (sorted_index, True, "mul"),
+                                   (index, False, "max"), (full_index, False, "std")):
+        torch.library.opcheck(ops.scatter_reduce, (src, idx, 4, reduce, is_sorted, "t"), test_utils=tests)
+    for reduce in ("sum", "max"):
+        torch.library.opcheck(ops.segment_reduce, (src, indptr, reduce, "t"), test_utils=tests)
         torch.library.opcheck(ops.spmm, (*structure, x, None, *transposed, reduce), test_utils=tests)
-    for reduce in ("min", "max"):
-        torch.library.opcheck(ops.scatter_reduce_arg, (src, index, 4, reduce), test_utils=tests)
-        torch.library.opcheck(ops.segment_reduce_arg, (src, indptr, reduce), test_utils=tests)
-        torch.library.opcheck(ops.spmm_arg, (*structure, x, None, *transposed, reduce), test_utils=tests)
+    torch.library.opcheck(ops.scatter_reduce_arg, (src, full_index, 4, "max", False, "t"), test_utils=tests)
+    torch.library.opcheck(ops.scatter_reduce_arg, (src, sorted_index, 4, "min", True, "t"), test_utils=tests)
+    torch.library.opcheck(ops.segment_reduce_arg, (src, indptr, "max", "t"), test_utils=tests)
+    torch.library.opcheck(ops.spmm_arg, (*structure, x, None, *transposed, "max"), test_utils=tests)
+    small = torch.randn(2, 3, 3, generator=gen, requires_grad=True)
+    torch.library.opcheck(ops.gather_coo, (small, torch.tensor([[0, 2, 2, 1]]), "t"), test_utils=tests)
+    torch.library.opcheck(ops.gather_csr, (small, torch.tensor([[0, 1, 4, 4]]), "t"),
+                          test_utils=("test_schema", "test_faketensor"))
 
 
 def test_torch_compile_fullgraph_traces_the_operators():

@@ -9,6 +9,7 @@
 #include <new>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "common/cuda_backend.hpp"
 
@@ -41,7 +42,8 @@ struct Tracker {
   std::map<std::pair<int, int>, MemoryStats> stats;
   std::multimap<std::size_t, void*> host_cache;  // block size -> free block
   std::size_t host_cached = 0;
-  std::size_t host_peak_ever = 0;  // bounds the cache
+  std::size_t host_live_blocks = 0;  // live host allocations in rounded block sizes
+  std::size_t host_peak_ever = 0;    // its peak: bounds the cache (in the same units as the blocks kept)
 
   static std::pair<int, int> key(Device d) { return {static_cast<int>(d.type), d.index}; }
   void on_allocate(const void* ptr, std::size_t bytes, Device d) {
@@ -50,7 +52,13 @@ struct Tracker {
     MemoryStats& s = stats[key(d)];
     s.current_bytes += bytes;
     s.peak_bytes = std::max(s.peak_bytes, s.current_bytes);
-    if (d.is_cpu()) host_peak_ever = std::max(host_peak_ever, s.current_bytes);
+    if (d.is_cpu()) {
+      // Blocks, not requested bytes: a block is rounded up (kHostCacheGranule), and
+      // keep_host compares blocks with this peak, so a buffer of a size that is not a
+      // multiple of the granule, the only one ever live, is still kept for reuse.
+      host_live_blocks += host_block_bytes(bytes);
+      host_peak_ever = std::max(host_peak_ever, host_live_blocks);
+    }
   }
   // Returns the block's size (0 when the pointer was not ours).
   std::size_t on_free(const void* ptr, Device d) {
@@ -59,6 +67,7 @@ struct Tracker {
     if (it == sizes.end()) return 0;
     const std::size_t bytes = it->second;
     stats[key(d)].current_bytes -= bytes;
+    if (d.is_cpu()) host_live_blocks -= host_block_bytes(bytes);
     sizes.erase(it);
     return bytes;
   }
@@ -72,12 +81,25 @@ struct Tracker {
     stats[key(Device::cpu())].cached_bytes = host_cached;
     return p;
   }
+  // Keeps a freed block while the cache stays within the peak of live blocks. Room is
+  // made by dropping the smallest cached blocks first: a large block is the costly one
+  // to fault in again, and a small one that is dropped rarely is (malloc serves it).
   bool keep_host(void* p, std::size_t block) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (host_cached + block > host_peak_ever) return false;
-    host_cache.emplace(block, p);
-    host_cached += block;
-    stats[key(Device::cpu())].cached_bytes = host_cached;
+    std::vector<void*> dropped;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (block > host_peak_ever) return false;
+      while (host_cached + block > host_peak_ever && !host_cache.empty()) {
+        auto smallest = host_cache.begin();
+        dropped.push_back(smallest->second);
+        host_cached -= smallest->first;
+        host_cache.erase(smallest);
+      }
+      host_cache.emplace(block, p);
+      host_cached += block;
+      stats[key(Device::cpu())].cached_bytes = host_cached;
+    }
+    for (void* q : dropped) std::free(q);
     return true;
   }
   void empty_host() {

@@ -34,4 +34,20 @@ bool has_arg(ReduceOp op) noexcept {
   return visit_reduce_op(op, [](auto tag) { return Reducer<decltype(tag)::value, float>::kHasArg; });
 }
 
+TieRule parse_tie_rule(std::string_view name) {
+  if (name == "first") return TieRule::First;
+  if (name == "split") return TieRule::Split;
+  if (name == "split_zero_base") return TieRule::SplitWithZeroBase;
+  detail::throw_invalid_argument("tie_rule: unknown rule '", name, "' (expected first, split or split_zero_base)");
+}
+
+std::string_view to_string(TieRule rule) noexcept {
+  switch (rule) {
+    case TieRule::First: return "first";
+    case TieRule::Split: return "split";
+    case TieRule::SplitWithZeroBase: return "split_zero_base";
+  }
+  return "?";
+}
+
 }  // namespace edgewise

@@ -265,10 +265,12 @@ template <class T, class Source>
 void gather_reduce_cuda_dispatch(const Source& source, const RowsOut<T>& dest, ReduceOp op, Context& ctx) {
   visit_reduce_op(op, [&](auto tag) {
     constexpr ReduceOp Op = decltype(tag)::value;
-    if constexpr (Reducer<Op, T>::kHasArg) {
-      if (dest.arg != nullptr) return launch_op<T, Op, true, Source>(source, dest, ctx);
+    if constexpr (kDefinedFor<Op, T>) {  // the entry points rejected the rest
+      if constexpr (Reducer<Op, T>::kHasArg) {
+        if (dest.arg != nullptr) return launch_op<T, Op, true, Source>(source, dest, ctx);
+      }
+      launch_op<T, Op, false, Source>(source, dest, ctx);
     }
-    launch_op<T, Op, false, Source>(source, dest, ctx);
   });
 }
 

@@ -17,7 +17,7 @@ using detail::require_device;
 template <class T>
 void check_common(const char* kOp, MatrixView<const T> values, ReduceOp op, MatrixView<const T> out,
                   MatrixView<const int64_t> arg, MatrixView<const T> grad_out, MatrixView<T> grad_values,
-                  Context& ctx) {
+                  TieRule tie_rule, Context& ctx) {
   EW_REQUIRE(values.rows >= 0 && values.cols >= 1, kOp, ": values must be [M, C] with C >= 1 (got [", values.rows,
              ", ", values.cols, "])");
   EW_REQUIRE(values.data != nullptr || values.size() == 0, kOp, ": values is null but has ", values.size(),
@@ -35,10 +35,10 @@ void check_common(const char* kOp, MatrixView<const T> values, ReduceOp op, Matr
   require_device(kOp, "out", out.device, ctx);
   require_device(kOp, "grad_out", grad_out.device, ctx);
   require_device(kOp, "grad_values", grad_values.device, ctx);
-  if (has_arg(op)) {
+  if (has_arg(op) && tie_rule == TieRule::First) {
     EW_REQUIRE(arg.rows == grad_out.rows && arg.cols == grad_out.cols && (arg.data != nullptr || arg.size() == 0),
                kOp, ": arg [", grad_out.rows, ", ", grad_out.cols, "] is required for ", to_string(op),
-               " (the forward's winners; got [", arg.rows, ", ", arg.cols, "])");
+               " (the forward's winners; got [", arg.rows, ", ", arg.cols, "]; the split rules need none)");
     require_device(kOp, "arg", arg.device, ctx);
   }
 }
@@ -48,9 +48,10 @@ void check_common(const char* kOp, MatrixView<const T> values, ReduceOp op, Matr
 template <class T>
 void segment_reduce_backward(MatrixView<const T> values, VectorView<const int64_t> offsets, ReduceOp op,
                              MatrixView<const T> out, MatrixView<const int64_t> arg, MatrixView<const T> grad_out,
-                             MatrixView<T> grad_values, Context& ctx) {
+                             MatrixView<T> grad_values, Context& ctx, TieRule tie_rule) {
   constexpr const char* kOp = "segment_reduce_backward";
-  check_common(kOp, values, op, out, arg, grad_out, grad_values, ctx);
+  check_common(kOp, values, op, out, arg, grad_out, grad_values, tie_rule, ctx);
+  const bool split = has_arg(op) && tie_rule != TieRule::First;
   EW_REQUIRE(offsets.size == grad_out.rows + 1, kOp, ": offsets.size() (", offsets.size,
              ") must equal grad_out.rows() + 1 (", grad_out.rows + 1, ")");
   require_device(kOp, "offsets", offsets.device, ctx);
@@ -69,7 +70,8 @@ void segment_reduce_backward(MatrixView<const T> values, VectorView<const int64_
   g.cols = values.cols;
   g.edges = values.rows;
   g.out = out.data;
-  g.arg = has_arg(op) ? arg.data : nullptr;
+  g.arg = has_arg(op) && !split ? arg.data : nullptr;
+  g.tie_rule = split ? tie_rule : TieRule::First;
   g.grad_out = grad_out.data;
   g.grad = grad_values.data;
   if (ctx.device().is_cpu()) {
@@ -86,9 +88,10 @@ void segment_reduce_backward(MatrixView<const T> values, VectorView<const int64_
 template <class T, class I>
 void scatter_reduce_backward(MatrixView<const T> values, VectorView<const I> index, ReduceOp op,
                              MatrixView<const T> out, MatrixView<const int64_t> arg, MatrixView<const T> grad_out,
-                             MatrixView<T> grad_values, Context& ctx) {
+                             MatrixView<T> grad_values, Context& ctx, TieRule tie_rule) {
   constexpr const char* kOp = "scatter_reduce_backward";
-  check_common(kOp, values, op, out, arg, grad_out, grad_values, ctx);
+  check_common(kOp, values, op, out, arg, grad_out, grad_values, tie_rule, ctx);
+  const bool split = has_arg(op) && tie_rule != TieRule::First;
   EW_REQUIRE(index.size == values.rows && (index.data != nullptr || index.size == 0), kOp, ": index.size() (",
              index.size, ") must equal values.rows() (", values.rows, ")");
   require_device(kOp, "index", index.device, ctx);
@@ -100,30 +103,30 @@ void scatter_reduce_backward(MatrixView<const T> values, VectorView<const I> ind
                                       named("grad_out", grad_out), named("arg", arg)});
   }
   if (grad_values.size() == 0) return;
-  const MatrixView<const int64_t> arg_used = has_arg(op) ? arg : MatrixView<const int64_t>();
+  const MatrixView<const int64_t> arg_used = has_arg(op) && !split ? arg : MatrixView<const int64_t>();
   if (ctx.device().is_cpu()) {
     reduce_backward_detail::scatter_grad_cpu(values.data, index.data, values.rows, grad_out.rows, values.cols, op,
-                                             out.data, arg_used.data, grad_out.data, grad_values.data);
+                                             out.data, arg_used.data, split ? tie_rule : TieRule::First, grad_out.data, grad_values.data);
   } else {
 #if EDGEWISE_WITH_CUDA
     reduce_backward_detail::scatter_grad_cuda(values.data, index.data, values.rows, grad_out.rows, values.cols, op,
-                                              out.data, arg_used.data, grad_out.data, grad_values.data, ctx);
+                                              out.data, arg_used.data, split ? tie_rule : TieRule::First, grad_out.data, grad_values.data, ctx);
 #else
     detail::throw_built_without_cuda(kOp);
 #endif
   }
 }
 
-#define EW_INSTANTIATE(T)                                                                                       \
-  template void segment_reduce_backward<T>(MatrixView<const T>, VectorView<const int64_t>, ReduceOp,            \
-                                           MatrixView<const T>, MatrixView<const int64_t>, MatrixView<const T>, \
-                                           MatrixView<T>, Context&);                                           \
-  template void scatter_reduce_backward<T, int32_t>(MatrixView<const T>, VectorView<const int32_t>, ReduceOp,   \
-                                                    MatrixView<const T>, MatrixView<const int64_t>,             \
-                                                    MatrixView<const T>, MatrixView<T>, Context&);              \
-  template void scatter_reduce_backward<T, int64_t>(MatrixView<const T>, VectorView<const int64_t>, ReduceOp,   \
-                                                    MatrixView<const T>, MatrixView<const int64_t>,             \
-                                                    MatrixView<const T>, MatrixView<T>, Context&);
+#define EW_INSTANTIATE(T)                                                                                        \
+  template void segment_reduce_backward<T>(MatrixView<const T>, VectorView<const int64_t>, ReduceOp,             \
+                                           MatrixView<const T>, MatrixView<const int64_t>, MatrixView<const T>,  \
+                                           MatrixView<T>, Context&, TieRule);                                   \
+  template void scatter_reduce_backward<T, int32_t>(MatrixView<const T>, VectorView<const int32_t>, ReduceOp,    \
+                                                    MatrixView<const T>, MatrixView<const int64_t>,              \
+                                                    MatrixView<const T>, MatrixView<T>, Context&, TieRule);      \
+  template void scatter_reduce_backward<T, int64_t>(MatrixView<const T>, VectorView<const int64_t>, ReduceOp,    \
+                                                    MatrixView<const T>, MatrixView<const int64_t>,              \
+                                                    MatrixView<const T>, MatrixView<T>, Context&, TieRule);
 EW_INSTANTIATE(float)
 EW_INSTANTIATE(double)
 #undef EW_INSTANTIATE

@@ -24,7 +24,8 @@ struct CsrGrad {
   int64_t cols = 0;
   int64_t edges = 0;                // E (offsets[rows])
   const T* out = nullptr;
-  const int64_t* arg = nullptr;
+  const int64_t* arg = nullptr;     // min/max under TieRule::First
+  TieRule tie_rule = TieRule::First;  // min/max: a split rule leaves arg unused
   const T* grad_out = nullptr;
   T* grad = nullptr;                // [E, cols]
   T* grad_w = nullptr;              // [E] or null
@@ -34,9 +35,10 @@ template <class T>
 void segment_grad_cpu(const CsrGrad<gather_reduce_detail::ContiguousRows<T>, T>& g, ReduceOp op);
 template <class T, class I>
 void spmm_grad_cpu(const CsrGrad<spmm_detail::GatherRows<T, I>, T>& g, ReduceOp op);
+// arg: min/max under TieRule::First (the split rules read out only).
 template <class T, class I>
 void scatter_grad_cpu(const T* values, const I* index, int64_t M, int64_t S, int64_t C, ReduceOp op, const T* out,
-                      const int64_t* arg, const T* grad_out, T* grad_values);
+                      const int64_t* arg, TieRule tie_rule, const T* grad_out, T* grad_values);
 
 template <class T>
 void segment_grad_cuda(const CsrGrad<gather_reduce_detail::ContiguousRows<T>, T>& g, ReduceOp op, Context& ctx);
@@ -44,6 +46,6 @@ template <class T, class I>
 void spmm_grad_cuda(const CsrGrad<spmm_detail::GatherRows<T, I>, T>& g, ReduceOp op, Context& ctx);
 template <class T, class I>
 void scatter_grad_cuda(const T* values, const I* index, int64_t M, int64_t S, int64_t C, ReduceOp op, const T* out,
-                       const int64_t* arg, const T* grad_out, T* grad_values, Context& ctx);
+                       const int64_t* arg, TieRule tie_rule, const T* grad_out, T* grad_values, Context& ctx);
 
 }  // namespace edgewise::reduce_backward_detail

@@ -78,19 +78,14 @@ void scatter_reduce(MatrixView<const T> values, VectorView<const I> index, Reduc
   scatter_reduce(values, index, op, out, arg, default_context(values.device));
 }
 
-#define EW_INSTANTIATE(T, I)                                                                                     \
+#define EW_INSTANTIATE_INDEX(T, I)                                                                               \
   template void scatter_reduce<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>,        \
                                      MatrixView<int64_t>, Context&);                                           \
   template void scatter_reduce<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>,        \
                                      MatrixView<int64_t>);
-EW_INSTANTIATE(float, int32_t)
-EW_INSTANTIATE(float, int64_t)
-EW_INSTANTIATE(double, int32_t)
-EW_INSTANTIATE(double, int64_t)
-EW_INSTANTIATE(int32_t, int32_t)
-EW_INSTANTIATE(int32_t, int64_t)
-EW_INSTANTIATE(uint32_t, int32_t)
-EW_INSTANTIATE(uint32_t, int64_t)
+#define EW_INSTANTIATE(T) EW_INSTANTIATE_INDEX(T, int32_t) EW_INSTANTIATE_INDEX(T, int64_t)
+EW_REDUCE_ELEMENT_TYPES(EW_INSTANTIATE)
+#undef EW_INSTANTIATE_INDEX
 #undef EW_INSTANTIATE
 
 }  // namespace edgewise

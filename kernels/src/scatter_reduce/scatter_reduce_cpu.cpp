@@ -175,8 +175,9 @@ struct PackedExtremumState {
   }
 };
 
-// Min and max state of double: `partials` arrays of [S, C] keys (MonotoneKey<T>: 32 bits, 64
-// for double) and [S, C] 32-bit rows.
+// Min and max state of the types without a packed fold here (64-bit keys: double,
+// int64; below AVX-512 every type): `partials` arrays of [S, C] keys (MonotoneKey<T>:
+// 32 bits, 64 for double and int64) and [S, C] 32-bit rows.
 template <class T, ReduceOp Op, int W>
 struct ExtremumState {
   using Key = MonotoneKey<T>;
@@ -219,7 +220,7 @@ struct ExtremumState {
       // Floats never have key 0 (it would be a NaN bit pattern, and NaNs get the
       // top key), so "greater" alone also fills an empty state; for integers key 0
       // is real and an empty state is recognised by its row.
-      const bool take = std::is_floating_point_v<T> ? key > k[j] : key > k[j] || (key == k[j] && rw[j] == kNoRow);
+      const bool take = kFloatingElement<T> ? key > k[j] : key > k[j] || (key == k[j] && rw[j] == kNoRow);
       k[j] = take ? key : k[j];
       rw[j] = take ? row : rw[j];
     }
@@ -387,22 +388,23 @@ void run_width(MatrixView<const T> values, VectorView<const I> index, MatrixView
 template <class T, class I>
 void scatter_reduce_cpu(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
                         MatrixView<int64_t> arg, Context& ctx) {
-  visit_reduce_op(op, [&](auto tag) { run_width<T, decltype(tag)::value>(values, index, out, arg, ctx); });
+  visit_reduce_op(op, [&](auto tag) {
+    constexpr ReduceOp Op = decltype(tag)::value;
+    if constexpr (kDefinedFor<Op, T>) run_width<T, Op>(values, index, out, arg, ctx);  // scatter_reduce.cpp rejected the rest
+  });
 }
 
-#define EW_INSTANTIATE(T, I)                                                                                  \
+#define EW_INSTANTIATE_INDEX(T, I)                                                                            \
   template void scatter_reduce_cpu<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>, \
                                          MatrixView<int64_t>, Context&);
-EW_INSTANTIATE(float, int32_t)
-EW_INSTANTIATE(float, int64_t)
-#if EW_CPU_ISA_LEVEL == 0  // the other element types: baseline copy only (kIsaDispatchedElement)
-EW_INSTANTIATE(double, int32_t)
-EW_INSTANTIATE(double, int64_t)
-EW_INSTANTIATE(int32_t, int32_t)
-EW_INSTANTIATE(int32_t, int64_t)
-EW_INSTANTIATE(uint32_t, int32_t)
-EW_INSTANTIATE(uint32_t, int64_t)
+#define EW_INSTANTIATE(T) EW_INSTANTIATE_INDEX(T, int32_t) EW_INSTANTIATE_INDEX(T, int64_t)
+// The baseline copy: every element type; the AVX2 / AVX-512 copies: float only (kIsaDispatchedElement).
+#if EW_CPU_ISA_LEVEL == 0
+EW_REDUCE_ELEMENT_TYPES(EW_INSTANTIATE)
+#else
+EW_INSTANTIATE(float)
 #endif
+#undef EW_INSTANTIATE_INDEX
 #undef EW_INSTANTIATE
 
 }  // namespace EW_CPU_ISA_NS

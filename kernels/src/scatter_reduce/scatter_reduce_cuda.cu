@@ -309,11 +309,17 @@ void scatter_reduce_cuda(MatrixView<const T> values, VectorView<const I> index, 
   visit_reduce_op(op, [&](auto tag) {
     constexpr ReduceOp Op = decltype(tag)::value;
     using R = Reducer<Op, T>;
-    if constexpr (R::kScatter == ScatterKind::PackedExtremum) {
+    // Sum straight into out where the accumulator's sum, cast to T, is what an
+    // atomicAdd on T gives: T itself, or an integer wrapping the same way. The
+    // 16-bit floats accumulate in float slots and round once in the finalize.
+    constexpr bool kAddIntoOut = std::is_same_v<typename R::Acc, T> || std::is_integral_v<T>;
+    if constexpr (!kDefinedFor<Op, T>) {
+      return;  // scatter_reduce.cpp rejected it
+    } else if constexpr (R::kScatter == ScatterKind::PackedExtremum) {
       launch_extremum<Op>(values, index, out, arg, ctx, stream);
     } else if constexpr (R::kScatter == ScatterKind::Moments) {
       launch_moments<Op>(values, index, out, ctx, stream);
-    } else if constexpr (R::kScatter == ScatterKind::Add && !R::kFinalizeUsesCount) {
+    } else if constexpr (R::kScatter == ScatterKind::Add && !R::kFinalizeUsesCount && kAddIntoOut) {
       launch_add_into_out<Op>(values, index, out, stream);
     } else {
       launch_slots<Op>(values, index, out, ctx, stream);
@@ -321,17 +327,12 @@ void scatter_reduce_cuda(MatrixView<const T> values, VectorView<const I> index, 
   });
 }
 
-#define EW_INSTANTIATE(T, I)                                                                                   \
+#define EW_INSTANTIATE_INDEX(T, I)                                                                             \
   template void scatter_reduce_cuda<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>, \
                                           MatrixView<int64_t>, Context&);
-EW_INSTANTIATE(float, int32_t)
-EW_INSTANTIATE(float, int64_t)
-EW_INSTANTIATE(double, int32_t)
-EW_INSTANTIATE(double, int64_t)
-EW_INSTANTIATE(int32_t, int32_t)
-EW_INSTANTIATE(int32_t, int64_t)
-EW_INSTANTIATE(uint32_t, int32_t)
-EW_INSTANTIATE(uint32_t, int64_t)
+#define EW_INSTANTIATE(T) EW_INSTANTIATE_INDEX(T, int32_t) EW_INSTANTIATE_INDEX(T, int64_t)
+EW_REDUCE_ELEMENT_TYPES(EW_INSTANTIATE)
+#undef EW_INSTANTIATE_INDEX
 #undef EW_INSTANTIATE
 
 }  // namespace edgewise::scatter_reduce_detail

@@ -74,10 +74,7 @@ void segment_reduce(MatrixView<const T> values, VectorView<const int64_t> offset
                                   MatrixView<int64_t>, Context&);                                     \
   template void segment_reduce<T>(MatrixView<const T>, VectorView<const int64_t>, ReduceOp, MatrixView<T>, \
                                   MatrixView<int64_t>);
-EW_INSTANTIATE(float)
-EW_INSTANTIATE(double)
-EW_INSTANTIATE(int32_t)
-EW_INSTANTIATE(uint32_t)
+EW_REDUCE_ELEMENT_TYPES(EW_INSTANTIATE)
 #undef EW_INSTANTIATE
 
 }  // namespace edgewise

@@ -14,13 +14,10 @@ void segment_reduce_cuda(MatrixView<const T> values, VectorView<const int64_t> o
   gather_reduce_cuda_dispatch(source, dest, op, ctx);
 }
 
-template void segment_reduce_cuda<float>(MatrixView<const float>, VectorView<const int64_t>, ReduceOp,
-                                         MatrixView<float>, MatrixView<int64_t>, Context&);
-template void segment_reduce_cuda<double>(MatrixView<const double>, VectorView<const int64_t>, ReduceOp,
-                                          MatrixView<double>, MatrixView<int64_t>, Context&);
-template void segment_reduce_cuda<int32_t>(MatrixView<const int32_t>, VectorView<const int64_t>, ReduceOp,
-                                           MatrixView<int32_t>, MatrixView<int64_t>, Context&);
-template void segment_reduce_cuda<uint32_t>(MatrixView<const uint32_t>, VectorView<const int64_t>, ReduceOp,
-                                            MatrixView<uint32_t>, MatrixView<int64_t>, Context&);
+#define EW_INSTANTIATE(T)                                                                                 \
+  template void segment_reduce_cuda<T>(MatrixView<const T>, VectorView<const int64_t>, ReduceOp, MatrixView<T>, \
+                                       MatrixView<int64_t>, Context&);
+EW_REDUCE_ELEMENT_TYPES(EW_INSTANTIATE)
+#undef EW_INSTANTIATE
 
 }  // namespace edgewise::segment_reduce_detail

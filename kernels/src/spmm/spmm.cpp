@@ -292,8 +292,9 @@ void spmm_full_backward(VectorView<const int64_t> offsets, VectorView<const I> i
                         MatrixView<const T> x, ReduceOp op, MatrixView<const T> out, MatrixView<const int64_t> arg,
                         MatrixView<const T> grad_out, VectorView<const int64_t> t_offsets,
                         VectorView<const int64_t> t_edge_ids, MatrixView<T> grad_x, VectorView<T> grad_w,
-                        Context& ctx) {
+                        Context& ctx, TieRule tie_rule) {
   constexpr const char* kOp = "spmm_full_backward";
+  const bool split = has_arg(op) && tie_rule != TieRule::First;
   const int64_t E = indices.size, S = grad_out.rows, C = x.cols;
   require_matrix(kOp, "x", x);
   require_matrix(kOp, "grad_out", grad_out);
@@ -314,9 +315,10 @@ void spmm_full_backward(VectorView<const int64_t> offsets, VectorView<const I> i
              ") must equal indices.size() (", E, "), one weight per edge");
   EW_REQUIRE(!grad_w.present() || grad_w.size == E, kOp, ": grad_w.size() (", grad_w.size,
              ") must equal indices.size() (", E, "), one gradient per edge");
-  if (has_arg(op)) {
+  if (has_arg(op) && !split) {
     EW_REQUIRE(arg.rows == S && arg.cols == C && (arg.data != nullptr || arg.size() == 0), kOp,
-               ": arg [", S, ", ", C, "] is required for ", to_string(op), " (the forward's winners)");
+               ": arg [", S, ", ", C, "] is required for ", to_string(op),
+               " (the forward's winners; the split rules need none)");
     require_device(kOp, "arg", arg.device, ctx);
   }
   for (auto [name, device] : {std::pair{"offsets", offsets.device}, std::pair{"indices", indices.device},
@@ -351,7 +353,8 @@ void spmm_full_backward(VectorView<const int64_t> offsets, VectorView<const I> i
   g.cols = C;
   g.edges = E;
   g.out = out.data;
-  g.arg = has_arg(op) ? arg.data : nullptr;
+  g.arg = has_arg(op) && !split ? arg.data : nullptr;
+  g.tie_rule = split ? tie_rule : TieRule::First;
   g.grad_out = grad_out.data;
   g.grad = grad_messages.data();
   g.grad_w = grad_w.present() ? grad_w.data : nullptr;
@@ -390,7 +393,7 @@ void spmm_full_backward(VectorView<const int64_t> offsets, VectorView<const I> i
   template void spmm_full_backward<T, I>(VectorView<const int64_t>, VectorView<const I>, VectorView<const T>,     \
                                          MatrixView<const T>, ReduceOp, MatrixView<const T>,                      \
                                          MatrixView<const int64_t>, MatrixView<const T>, VectorView<const int64_t>, \
-                                         VectorView<const int64_t>, MatrixView<T>, VectorView<T>, Context&);
+                                         VectorView<const int64_t>, MatrixView<T>, VectorView<T>, Context&, TieRule);
 EW_INSTANTIATE(float, int32_t)
 EW_INSTANTIATE(float, int64_t)
 EW_INSTANTIATE(double, int32_t)

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "edgewise/kernels/common/context.hpp"
+#include "edgewise/kernels/common/element_types.hpp"
 #include "edgewise/kernels/common/reduce_op.hpp"
 #include "edgewise/kernels/common/view.hpp"
 
@@ -11,15 +12,18 @@ namespace edgewise {
 
 // Sizes: M rows of C features (C >= 1), S outputs (segments).
 //
-// values [M, C]  float, double, int32_t or uint32_t.
+// values [M, C]  float, double, int32_t, uint32_t, int64_t, Half or BFloat16
+//                (EW_REDUCE_ELEMENT_TYPES, common/element_types.hpp).
 // index  [M]     int32_t or int64_t, in any order; row r goes to output index[r],
 //                which must lie in [0, S). Needs no sorting (segment_reduce is the
 //                path for rows already grouped by output).
 // out    [S, C]  overwritten: out[s, c] = op over the rows r with index[r] == s of
 //                values[r, c], with the semantics of segment_reduce: sum/mean of
-//                int32 accumulate in int64 (uint32 in uint64) and wrap on output;
-//                integer means truncate; an output no row reaches writes the op's
-//                empty value (as segment_reduce: 0 for sum, mean, min, max).
+//                int32 / int64 accumulate in int64 (uint32 in uint64) and int32 wraps
+//                on output; integer means round toward -inf (floor); Half / BFloat16
+//                accumulate in float and round once, on output; an output no row
+//                reaches writes the op's empty value (as segment_reduce: 0 for sum,
+//                mean, min, max).
 // arg    [S, C]  optional (pass a default-constructed view to skip), min/max only:
 //                the row of the winning element; ties -> the lower row; NaN beats
 //                every number; an output no row reaches writes -1. The value
@@ -29,10 +33,11 @@ namespace edgewise {
 // Limits: min and max (with or without arg) resolve value and row in one 64-bit
 // word, (order-preserving key << 32) | ~row (common/monotone.hpp), on both
 // devices, so they need M <= 2^32 - 1; a larger M is rejected with
-// std::invalid_argument (no fallback). double keeps the same limit (its CPU state
-// stores rows in 32 bits); its 64-bit key does not fit the word, so CUDA resolves
-// double min/max in two passes (atomicMax of the key, then atomicMin of the row
-// among the elements holding the winning key) with the same result.
+// std::invalid_argument (no fallback). Half / BFloat16 use the word with their float
+// value's key. double and int64 keep the same limit (their CPU state stores rows in
+// 32 bits); their 64-bit key does not fit the word, so CUDA resolves their min/max in
+// two passes (atomicMax of the key, then atomicMin of the row among the elements
+// holding the winning key) with the same result.
 //
 // Reproducibility:
 //  - integer sum/mean and every min/max (value and arg): identical on every run,
@@ -61,19 +66,15 @@ template <class T, class I>
 void scatter_reduce(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
                     MatrixView<int64_t> arg = {});
 
-#define EW_SCATTER_REDUCE_EXTERN(T, I)                                                                     \
+#define EW_SCATTER_REDUCE_EXTERN_INDEX(T, I)                                                               \
   extern template void scatter_reduce<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>, \
                                             MatrixView<int64_t>, Context&);                                \
   extern template void scatter_reduce<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>, \
                                             MatrixView<int64_t>);
-EW_SCATTER_REDUCE_EXTERN(float, int32_t)
-EW_SCATTER_REDUCE_EXTERN(float, int64_t)
-EW_SCATTER_REDUCE_EXTERN(double, int32_t)
-EW_SCATTER_REDUCE_EXTERN(double, int64_t)
-EW_SCATTER_REDUCE_EXTERN(int32_t, int32_t)
-EW_SCATTER_REDUCE_EXTERN(int32_t, int64_t)
-EW_SCATTER_REDUCE_EXTERN(uint32_t, int32_t)
-EW_SCATTER_REDUCE_EXTERN(uint32_t, int64_t)
+#define EW_SCATTER_REDUCE_EXTERN(T) \
+  EW_SCATTER_REDUCE_EXTERN_INDEX(T, int32_t) EW_SCATTER_REDUCE_EXTERN_INDEX(T, int64_t)
+EW_REDUCE_ELEMENT_TYPES(EW_SCATTER_REDUCE_EXTERN)
 #undef EW_SCATTER_REDUCE_EXTERN
+#undef EW_SCATTER_REDUCE_EXTERN_INDEX
 
 }  // namespace edgewise

@@ -96,10 +96,14 @@ void spmm(VectorView<const int64_t> offsets, VectorView<const I> indices, Vector
 bool spmm_has_backward(ReduceOp op) noexcept;
 
 // dL/dx, and dL/dw when grad_w is given, for EVERY op, from the forward's inputs
-// (offsets, indices, weights, x), output out and arg (min/max only). Each message
-// m_e = w_e x[src_e] of output v gets g_e = grad_out[v] * d out[v] / d m_e by the op's
-// rule (edgewise/kernels/reduce_backward.hpp: mul out / m; var 2 (m - mean) / deg;
-// std (m - mean) / (deg out), 0 where out was masked), in an [E, C] buffer; then
+// (offsets, indices, weights, x), output out and arg (min/max under TieRule::First
+// only). Each message m_e = w_e x[src_e] of output v gets g_e = grad_out[v] * d out[v]
+// / d m_e by the op's rule (edgewise/kernels/reduce_backward.hpp: mul out / m; var
+// 2 (m - mean) / deg; std (m - mean) / (deg out), 0 where out was masked; min/max by
+// tie_rule: First all to the arg edge, Split 1/k to each of the k messages equal to
+// out[v], SplitWithZeroBase 1/(k+1) where out[v] is 0, as torch's scatter_reduce
+// ("amax", include_self=False) onto zeros and so PyG's max aggregation), in an
+// [E, C] buffer; then
 //   grad_x[u] = sum over transposed edges t of u of  w_e g_e     (e = t_edge_ids[t])
 //   grad_w[e] = sum_c g_e[c] x[src_e, c]
 // The sum over t is the transposed gather of spmm_backward (reproducible, no atomics).
@@ -109,7 +113,7 @@ void spmm_full_backward(VectorView<const int64_t> offsets, VectorView<const I> i
                         MatrixView<const T> x, ReduceOp op, MatrixView<const T> out, MatrixView<const int64_t> arg,
                         MatrixView<const T> grad_out, VectorView<const int64_t> t_offsets,
                         VectorView<const int64_t> t_edge_ids, MatrixView<T> grad_x, VectorView<T> grad_w,
-                        Context& ctx);
+                        Context& ctx, TieRule tie_rule = TieRule::First);
 
 // dL/dx for op sum or mean:
 //   grad_x[u] = sum over t of u of  w_e * grad_out[v_t]            (sum)

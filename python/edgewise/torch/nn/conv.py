@@ -13,17 +13,29 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..ops import CSR, segment_csr, spmm_csr
+from .. import _checks
+from .._segment_csr import segment_csr
+from .._spmm import CSR, check_edge_weight, check_features, spmm_csr
 from ._graph_cache import GraphCache
 
 _structures = GraphCache()
 
 
 def _check_edge_index(edge_index, num_nodes, layer):
-    if edge_index.dim() != 2 or edge_index.size(0) != 2:
-        raise ValueError(f"{layer}: edge_index must be [2, E] (got shape {tuple(edge_index.shape)})")
+    if not isinstance(edge_index, Tensor) or edge_index.dim() != 2 or edge_index.size(0) != 2:
+        shape = tuple(edge_index.shape) if isinstance(edge_index, Tensor) else type(edge_index).__name__
+        raise ValueError(f"{layer}: edge_index must be [2, E] (got {shape})")
     if edge_index.dtype not in (torch.int32, torch.int64):
         raise ValueError(f"{layer}: edge_index must be int32 or int64 (got {edge_index.dtype})")
+
+
+def _check_inputs(x, edge_index, edge_weight, layer):
+    """x float32 / float64 [N, F] on CPU or CUDA, edge_index [2, E] on x's device,
+    edge_weight None or [E]: a ValueError naming the layer and the argument."""
+    x = check_features(x, "x", layer)
+    _check_edge_index(edge_index, x.size(0), layer)
+    _checks.same_device(edge_index, "edge_index", x, layer, "x")
+    return check_edge_weight(edge_weight, edge_index.size(1), x, layer)
 
 
 def _with_self_loops(edge_index, edge_weight, num_nodes, fill_value):
@@ -115,7 +127,7 @@ class GCNConv(torch.nn.Module):
         return build(edge_weight)
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
-        _check_edge_index(edge_index, x.size(0), "GCNConv")
+        edge_weight = _check_inputs(x, edge_index, edge_weight, "GCNConv")
         csr, weight = self._graph(edge_index, edge_weight, x.size(0))
         if weight is not None and weight.dtype != x.dtype:
             weight = weight.to(x.dtype)
@@ -168,7 +180,7 @@ class SAGEConv(torch.nn.Module):
                 lin.reset_parameters()
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
-        _check_edge_index(edge_index, x.size(0), "SAGEConv")
+        edge_weight = _check_inputs(x, edge_index, edge_weight, "SAGEConv")
         x_root = x
         if self.project:
             x = F.relu(self.lin(x))
@@ -208,7 +220,7 @@ class GINConv(torch.nn.Module):
             self.eps.fill_(self.initial_eps)
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
-        _check_edge_index(edge_index, x.size(0), "GINConv")
+        edge_weight = _check_inputs(x, edge_index, edge_weight, "GINConv")
         csr, weight = _plain_graph(edge_index, edge_weight, x.size(0))
         out = spmm_csr(csr, x, weight, "sum") + (1 + self.eps) * x
         return self.nn(out)
@@ -261,7 +273,7 @@ class GINEConv(torch.nn.Module):
             self.lin.reset_parameters()
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor) -> Tensor:
-        _check_edge_index(edge_index, x.size(0), "GINEConv")
+        _check_inputs(x, edge_index, None, "GINEConv")
         if edge_attr is None or edge_attr.dim() != 2 or edge_attr.size(0) != edge_index.size(1):
             shape = None if edge_attr is None else tuple(edge_attr.shape)
             raise ValueError(f"GINEConv: edge_attr must be [E, D] with E = {edge_index.size(1)} (got {shape})")

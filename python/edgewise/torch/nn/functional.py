@@ -3,7 +3,7 @@
 import torch
 from torch import Tensor
 
-from .. import _ops
+from .. import _dropout_op
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -25,4 +25,4 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         # The dropout binding takes host float32 arrays only.
         return torch.nn.functional.dropout(x, p, training)
     seed = torch.randint(0, 2**62, (), dtype=torch.int64)
-    return _ops.dropout(x.contiguous(), float(p), seed)
+    return _dropout_op.dropout(x.contiguous(), float(p), seed)

@@ -16,9 +16,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..ops import CSR, attention_aggregate, edge_softmax, sddmm_add
+from .._attention import attention_aggregate, edge_softmax, sddmm_add
+from .._spmm import CSR
 from . import functional
-from .conv import _check_edge_index, _glorot_, _structures
+from .conv import _check_inputs, _glorot_, _structures
 
 
 class _AttentionGraph:
@@ -92,7 +93,7 @@ def _check_common(layer, x, edge_index, size):
         raise ValueError(f"{layer}: x must be [N, F] (got shape {tuple(x.shape)})")
     if size is not None:
         raise ValueError(f"{layer}: size is not supported (the graph has x.size(0) nodes)")
-    _check_edge_index(edge_index, x.size(0), layer)
+    _check_inputs(x, edge_index, None, layer)
 
 
 def _finish(layer, out, graph, alpha, x, return_attention_weights):

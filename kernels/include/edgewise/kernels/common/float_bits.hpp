@@ -20,6 +20,16 @@ EW_HD_INLINE uint32_t float_bits(float v) {
 #endif
 }
 
+EW_HD_INLINE float float_from_bits(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float v;
+  std::memcpy(&v, &u, sizeof v);
+  return v;
+#endif
+}
+
 EW_HD_INLINE uint64_t double_bits(double v) {
 #if defined(__CUDA_ARCH__)
   return static_cast<uint64_t>(__double_as_longlong(v));
@@ -44,8 +54,11 @@ template <class T>
 EW_HD_INLINE bool is_nan(T v) {
   if constexpr (std::is_floating_point_v<T>) {
     return v != v;  // the build never enables -ffast-math, which would break this
-  } else {
+  } else if constexpr (std::is_integral_v<T>) {
     return false;
+  } else {  // the 16-bit float types of half.hpp, through their exact float value
+    const float f = static_cast<float>(v);
+    return f != f;
   }
 }
 
@@ -55,8 +68,10 @@ EW_HD_INLINE bool is_non_finite(T v) {
     return (float_bits(v) & 0x7F800000u) == 0x7F800000u;
   } else if constexpr (std::is_same_v<T, double>) {
     return (double_bits(v) & 0x7FF0000000000000ull) == 0x7FF0000000000000ull;
-  } else {
+  } else if constexpr (std::is_integral_v<T>) {
     return false;
+  } else {  // the 16-bit float types of half.hpp
+    return is_non_finite(static_cast<float>(v));
   }
 }
 

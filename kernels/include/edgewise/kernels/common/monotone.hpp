@@ -1,10 +1,12 @@
-// Order-preserving float/int32/uint32 -> uint32 and double -> uint64 keys, and the
-// packed (key << 32) | ~row word that resolves min/max + arg in one 64-bit max (EW_HD).
+// Order-preserving float/int32/uint32/Half/BFloat16 -> uint32 and double/int64 ->
+// uint64 keys, and the packed (key << 32) | ~row word that resolves min/max + arg in
+// one 64-bit max (EW_HD). Half and BFloat16 take the key of their exact float value,
+// so the 16-bit types go through the packed word like float.
 //
-// A double's key already fills 64 bits, so it cannot share a word with its row:
-// scatter_reduce resolves double min/max in two passes instead (keep the largest
-// key; then, among the elements whose key equals it, the lowest row). Everything
-// below that does not mention the packed word holds for double too.
+// A 64-bit key (double, int64) already fills the word, so it cannot share it with
+// its row: scatter_reduce resolves their min/max in two passes instead (keep the
+// largest key; then, among the elements whose key equals it, the lowest row).
+// Everything below that does not mention the packed word holds for them too.
 //
 // The packed word follows Reducer<Min|Max, T> exactly (reducer.hpp), so a
 // reduction that keeps the largest word over its elements finds the same winner
@@ -25,6 +27,7 @@
 #include <type_traits>
 
 #include "edgewise/kernels/common/float_bits.hpp"
+#include "edgewise/kernels/common/half.hpp"
 #include "edgewise/kernels/common/hd.hpp"
 #include "edgewise/kernels/common/reduce_op.hpp"
 
@@ -35,24 +38,15 @@ inline constexpr uint64_t kPackedEmpty = 0;
 // The largest row a packed word can name (rows 0 .. 2^32 - 2).
 inline constexpr int64_t kPackedMaxRow = int64_t{0xFFFFFFFE};
 
-// The key type of T: 32 bits for float, int32 and uint32, 64 bits for double.
+// The key type of T: 32 bits for float, int32, uint32 and the 16-bit types, 64 bits
+// for double and int64.
 template <class T>
-using MonotoneKey = std::conditional_t<std::is_same_v<T, double>, uint64_t, uint32_t>;
+using MonotoneKey = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
 
 // The largest key (given to every NaN by extremum_key).
 template <class T>
 EW_HD_INLINE constexpr MonotoneKey<T> top_key() {
   return static_cast<MonotoneKey<T>>(~MonotoneKey<T>{0});
-}
-
-EW_HD_INLINE float float_from_bits(uint32_t u) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(u);
-#else
-  float v;
-  std::memcpy(&v, &u, sizeof v);
-  return v;
-#endif
 }
 
 // Order-preserving map: a < b <=> monotone_key(a) < monotone_key(b) for numbers
@@ -61,9 +55,13 @@ EW_HD_INLINE float float_from_bits(uint32_t u) {
 template <class T>
 EW_HD_INLINE MonotoneKey<T> monotone_key(T v) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
-                    std::is_same_v<T, uint32_t>,
-                "monotone_key: float, double, int32_t or uint32_t");
-  if constexpr (std::is_same_v<T, double>) {
+                    std::is_same_v<T, uint32_t> || std::is_same_v<T, int64_t> || kHalfType<T>,
+                "monotone_key: float, double, int32_t, uint32_t, int64_t, Half or BFloat16");
+  if constexpr (kHalfType<T>) {
+    return monotone_key(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    return static_cast<uint64_t>(v) ^ 0x8000000000000000ull;
+  } else if constexpr (std::is_same_v<T, double>) {
     uint64_t u = double_bits(v);
     u = u == 0x8000000000000000ull ? 0ull : u;  // -0 -> +0
     const uint64_t flip = static_cast<uint64_t>(static_cast<int64_t>(u) >> 63) | 0x8000000000000000ull;
@@ -83,7 +81,11 @@ EW_HD_INLINE MonotoneKey<T> monotone_key(T v) {
 // Inverse of monotone_key on its image (-0 comes back as +0).
 template <class T>
 EW_HD_INLINE T monotone_value(MonotoneKey<T> key) {
-  if constexpr (std::is_same_v<T, double>) {
+  if constexpr (kHalfType<T>) {
+    return T(monotone_value<float>(key));  // exact: the key came from T's float value
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    return static_cast<int64_t>(key ^ 0x8000000000000000ull);
+  } else if constexpr (std::is_same_v<T, double>) {
     return double_from_bits((key & 0x8000000000000000ull) ? (key & 0x7FFFFFFFFFFFFFFFull) : ~key);
   } else if constexpr (std::is_same_v<T, float>) {
     return float_from_bits((key & 0x80000000u) ? (key & 0x7FFFFFFFu) : ~key);
@@ -96,21 +98,25 @@ EW_HD_INLINE T monotone_value(MonotoneKey<T> key) {
 
 // The key a min or max keeps the largest of: monotone_key for max, its
 // complement for min (so the smallest value has the largest key), and
-// top_key() for NaN in both, which therefore beats every number. A float or
-// double key is never 0 (only a NaN bit pattern could map there), so 0 can
-// mean "nothing yet" for them.
+// top_key() for NaN in both, which therefore beats every number. A float,
+// double or 16-bit float key is never 0 (only a NaN bit pattern could map there),
+// so 0 can mean "nothing yet" for them; an integer key can be 0.
 template <ReduceOp Op, class T>
 EW_HD_INLINE MonotoneKey<T> extremum_key(T v) {
   static_assert(Op == ReduceOp::Min || Op == ReduceOp::Max, "extremum_key: min or max");
-  const MonotoneKey<T> key = Op == ReduceOp::Max ? monotone_key(v) : static_cast<MonotoneKey<T>>(~monotone_key(v));
-  if constexpr (std::is_same_v<T, double>) {
-    const bool nan = (double_bits(v) & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull;
-    return nan ? top_key<T>() : key;
-  } else if constexpr (std::is_same_v<T, float>) {
-    const bool nan = (float_bits(v) & 0x7FFFFFFFu) > 0x7F800000u;
-    return nan ? 0xFFFFFFFFu : key;
+  if constexpr (kHalfType<T>) {
+    return extremum_key<Op>(static_cast<float>(v));
   } else {
-    return key;
+    const MonotoneKey<T> key = Op == ReduceOp::Max ? monotone_key(v) : static_cast<MonotoneKey<T>>(~monotone_key(v));
+    if constexpr (std::is_same_v<T, double>) {
+      const bool nan = (double_bits(v) & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull;
+      return nan ? top_key<T>() : key;
+    } else if constexpr (std::is_same_v<T, float>) {
+      const bool nan = (float_bits(v) & 0x7FFFFFFFu) > 0x7F800000u;
+      return nan ? 0xFFFFFFFFu : key;
+    } else {
+      return key;
+    }
   }
 }
 
@@ -131,7 +137,7 @@ EW_HD_INLINE int64_t packed_row(uint64_t word) {
 template <ReduceOp Op, class T>
 EW_HD_INLINE T extremum_value(MonotoneKey<T> key, bool& ambiguous) {
   using K = MonotoneKey<T>;
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (kFloatingElement<T>) {
     constexpr K kSign = K{1} << (8 * sizeof(K) - 1);  // the key of +0 (and -0) for max
     ambiguous = key == top_key<T>() || key == (Op == ReduceOp::Max ? kSign : static_cast<K>(~kSign));
   } else {

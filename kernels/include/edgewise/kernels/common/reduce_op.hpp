@@ -54,4 +54,21 @@ constexpr decltype(auto) visit_reduce_op(ReduceOp op, F&& f) {
 // trait's kHasArg, read without naming an element type.
 bool has_arg(ReduceOp op) noexcept;
 
+// How the backward of min/max shares an output's gradient among its tied elements
+// (the elements equal to the output; NaN ties with NaN). Both are subgradients:
+//   First  all of it to the forward's arg, the lowest tied row / edge: what
+//          torch_scatter's scatter_max / segment_max_csr do (they return that arg).
+//   Split  evenly among the k tied elements (1/k each). Read from the forward's
+//          output, so it needs neither arg nor another forward pass.
+//   SplitWithZeroBase
+//          as Split, but an output equal to 0 is cut into k + 1 shares: torch's
+//          scatter_reduce("amax" / "amin", include_self=False) backward counts the
+//          value it reduces onto among the ties, and PyG's max / min aggregation
+//          reduces onto zeros. This is the rule that gives PyG's numbers.
+enum class TieRule : int { First = 0, Split = 1, SplitWithZeroBase = 2 };
+
+// "first", "split" or "split_zero_base"; throws std::invalid_argument naming them.
+TieRule parse_tie_rule(std::string_view name);
+std::string_view to_string(TieRule rule) noexcept;
+
 }  // namespace edgewise

@@ -43,9 +43,14 @@
 // rule or scatter kind that a driver does not implement is rejected at compile
 // time (static_assert) or, for backward entry points, with std::invalid_argument.
 //
-// Semantics shared by all of them:
-//  - sum/mean/mul accumulate float in float, int32 in int64, uint32 in uint64; an
-//    int32 sum or product wraps modulo 2^32 on output; an integer mean truncates.
+// Element types: float, double, int32, uint32, int64 and the 16-bit Half / BFloat16
+// (common/half.hpp). Semantics shared by all of them:
+//  - sum/mean/mul accumulate float in float, double in double, Half / BFloat16 in
+//    float (rounded once, on output), int32 and int64 in int64 (wrapping modulo 2^64,
+//    never overflowing), uint32 in uint64; an int32 sum or product wraps modulo 2^32
+//    on output; an integer mean rounds toward -inf (floor, as torch_scatter's
+//    scatter_mean: -7 / 2 = -4).
+//  - min/max compare Half / BFloat16 as their exact float values.
 //  - min/max: NaN beats every number (it propagates), among equals the lower row
 //    wins; an empty reduction writes 0 and arg -1.
 //  - var/std: floating point only (see their trait).
@@ -57,6 +62,7 @@
 #include <type_traits>
 
 #include "edgewise/kernels/common/float_bits.hpp"
+#include "edgewise/kernels/common/half.hpp"
 #include "edgewise/kernels/common/hd.hpp"
 #include "edgewise/kernels/common/reduce_op.hpp"
 
@@ -66,10 +72,11 @@ enum class ScatterKind { Add, PackedExtremum, CasLoop, Moments };
 enum class BackwardRule { Sum, Mean, Arg, Product, Variance, StdDev };
 
 // The integer accumulators are 64-bit: sums and products modulo 2^64 truncate to
-// the same 32-bit result as wrapping 32-bit arithmetic would give.
+// the same 32-bit result as wrapping 32-bit arithmetic would give. The 16-bit
+// float types accumulate in float (ComputeType).
 template <class T>
 struct WideAccumulator {
-  using type = T;
+  using type = ComputeType<T>;
 };
 template <>
 struct WideAccumulator<int32_t> {
@@ -115,14 +122,24 @@ struct ArglessReducer {
   }
 };
 
+// a + b, modulo 2^64 for integers (signed overflow is undefined; the modular sum is not).
+template <class Acc>
+EW_HD_INLINE Acc wrapping_add(Acc a, Acc b) {
+  if constexpr (std::is_integral_v<Acc>) {
+    return static_cast<Acc>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  } else {
+    return a + b;
+  }
+}
+
 // sum and mean: a running (wide) sum.
 template <class Derived, class T>
 struct AddReducer : ArglessReducer<Derived, typename WideAccumulator<T>::type> {
   using Acc = typename WideAccumulator<T>::type;
   static constexpr ScatterKind kScatter = ScatterKind::Add;
   EW_HD_INLINE static Acc identity() { return Acc(0); }
-  EW_HD_INLINE static void accumulate(Acc& acc, T v) { acc += static_cast<Acc>(v); }
-  EW_HD_INLINE static void merge_values(Acc& acc, Acc b) { acc += b; }
+  EW_HD_INLINE static void accumulate(Acc& acc, T v) { acc = wrapping_add(acc, static_cast<Acc>(v)); }
+  EW_HD_INLINE static void merge_values(Acc& acc, Acc b) { acc = wrapping_add(acc, b); }
   using ArglessReducer<Derived, Acc>::accumulate;
 };
 
@@ -141,16 +158,23 @@ struct Reducer<ReduceOp::Mean, T> : AddReducer<Reducer<ReduceOp::Mean, T>, T> {
   static constexpr BackwardRule kBackward = BackwardRule::Mean;
   EW_HD_INLINE static T finalize(Acc acc, int64_t count) {
     if (count == 0) return T(0);
-    return static_cast<T>(acc / static_cast<Acc>(count));  // integers truncate
+    if constexpr (std::is_integral_v<Acc> && std::is_signed_v<Acc>) {
+      const Acc n = static_cast<Acc>(count);
+      const Acc quotient = acc / n;
+      return static_cast<T>(acc % n < 0 ? quotient - 1 : quotient);  // floor (count > 0)
+    } else {
+      return static_cast<T>(acc / static_cast<Acc>(count));  // unsigned: floor too
+    }
   }
 };
 
-// min and max: the best value and its row. kMax picks the larger.
+// min and max: the best value and its row. kMax picks the larger. The 16-bit float
+// types are held as their (exact) float values.
 template <bool kMax, class T>
 struct ExtremumReducer {
-  using Acc = T;
+  using Acc = ComputeType<T>;
   static constexpr bool kHasArg = true;
-  static constexpr bool kNanSkippingFold = std::is_floating_point_v<T>;
+  static constexpr bool kNanSkippingFold = std::is_floating_point_v<Acc>;
   static constexpr bool kLongChain = true;
   static constexpr bool kFinalizeUsesCount = false;
   static constexpr bool kIntegers = true;
@@ -159,21 +183,22 @@ struct ExtremumReducer {
 
   // The neutral start: lowest for max, highest for min (infinities for floats).
   EW_HD_INLINE static Acc identity() {
-    if constexpr (std::is_floating_point_v<T>) {
-      return kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+    if constexpr (std::is_floating_point_v<Acc>) {
+      return kMax ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::infinity();
     } else {
-      return kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+      return kMax ? std::numeric_limits<Acc>::lowest() : std::numeric_limits<Acc>::max();
     }
   }
 
   // Whether `v` replaces `acc` (strictly better; NaN beats numbers).
-  EW_HD_INLINE static bool better(T v, T acc) {
+  EW_HD_INLINE static bool better(Acc v, Acc acc) {
     return (kMax ? v > acc : v < acc) || (is_nan(v) && !is_nan(acc));
   }
 
   // Same value as better(v, acc), but only one compare depends on acc: a NaN acc is
   // kept because no comparison with it is true.
-  EW_HD_INLINE static void accumulate(Acc& acc, T v) {
+  EW_HD_INLINE static void accumulate(Acc& acc, T value) {
+    const Acc v = static_cast<Acc>(value);
     const bool wins = kMax ? v > acc : v < acc;
     acc = (wins || is_nan(v)) ? v : acc;
   }
@@ -181,12 +206,13 @@ struct ExtremumReducer {
   // A fold that skips NaN: one compare-select on the accumulator's chain (a max/min
   // instruction), so wide CPU loops stay at memory speed. Callers track NaN on their
   // own (off the chain) and restore the NaN-propagating result afterwards.
-  EW_HD_INLINE static void accumulate_skipping_nan(Acc& acc, T v) { acc = (kMax ? v > acc : v < acc) ? v : acc; }
+  EW_HD_INLINE static void accumulate_skipping_nan(Acc& acc, Acc v) { acc = (kMax ? v > acc : v < acc) ? v : acc; }
 
   // Compare and select, both tests evaluated, no branch: a CPU loop over columns then
   // vectorises, where a branch per element mispredicts on random data (spmm max with
   // arg at C = 16 measured 3-4x slower that way).
-  EW_HD_INLINE static void accumulate(Acc& acc, int64_t& arg, T v, int64_t row) {
+  EW_HD_INLINE static void accumulate(Acc& acc, int64_t& arg, T value, int64_t row) {
+    const Acc v = static_cast<Acc>(value);
     const bool empty = arg < 0;
     const bool wins = better(v, acc);
     const bool take = empty || wins;
@@ -214,7 +240,7 @@ struct ExtremumReducer {
     }
   }
 
-  EW_HD_INLINE static T finalize(Acc acc, int64_t count) { return count == 0 ? T(0) : acc; }
+  EW_HD_INLINE static T finalize(Acc acc, int64_t count) { return count == 0 ? T(0) : static_cast<T>(acc); }
 };
 
 template <class T>
@@ -251,7 +277,8 @@ struct Reducer<ReduceOp::Mul, T> : ArglessReducer<Reducer<ReduceOp::Mul, T>, typ
 
 // var and std: population variance (divide by the count, like PyG's
 // VarAggregation / StdAggregation), and std = sqrt(max(var, 1e-5)) with outputs at
-// or below sqrt(1e-5) set to 0 (PyG's clamp, then masked_fill). Empty: 0.
+// or below sqrt(1e-5) set to 0 (PyG's clamp, then masked_fill). Empty: 0. The
+// 16-bit types accumulate in float and round once.
 //
 // The accumulator is Welford's (count, mean, M2 = sum of squared deviations from
 // the running mean), not (sum, sum of squares): var = E[x^2] - E[x]^2 subtracts two
@@ -269,9 +296,14 @@ struct Welford {
   F m2;
 };
 
+// The type var/std accumulate in: float for float and the 16-bit types, double for
+// double (and for integers, which the entry points reject).
+template <class T>
+using MomentsFloat = std::conditional_t<kFloatingElement<T>, ComputeType<T>, double>;
+
 template <class Derived, class T>
-struct MomentsReducer : ArglessReducer<Derived, Welford<std::conditional_t<std::is_floating_point_v<T>, T, double>>> {
-  using F = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+struct MomentsReducer : ArglessReducer<Derived, Welford<MomentsFloat<T>>> {
+  using F = MomentsFloat<T>;
   using Acc = Welford<F>;
   static constexpr bool kFinalizeUsesCount = false;
   static constexpr bool kLongChain = true;
@@ -354,6 +386,11 @@ EW_HD_INLINE T message_grad(T g, T m, T y, const typename R::Acc& acc, int64_t c
   }
 }
 
+// Whether Op is defined for element type T (integers only where kIntegers). Drivers
+// compile an op for T only where it is: the entry points reject the rest first.
+template <ReduceOp Op, class T>
+inline constexpr bool kDefinedFor = !std::is_integral_v<T> || Reducer<Op, float>::kIntegers;
+
 // Whether integer element types are defined for the runtime op (the trait's kIntegers).
 inline bool defined_for_integers(ReduceOp op) noexcept {
   return visit_reduce_op(op, [](auto tag) { return Reducer<decltype(tag)::value, float>::kIntegers; });
@@ -366,6 +403,9 @@ constexpr const char* element_type_name() noexcept {
   if constexpr (std::is_same_v<T, double>) return "float64";
   if constexpr (std::is_same_v<T, int32_t>) return "int32";
   if constexpr (std::is_same_v<T, uint32_t>) return "uint32";
+  if constexpr (std::is_same_v<T, int64_t>) return "int64";
+  if constexpr (std::is_same_v<T, Half>) return "float16";
+  if constexpr (std::is_same_v<T, BFloat16>) return "bfloat16";
   return "?";
 }
 

@@ -1,10 +1,12 @@
-"""The edgewise kernels as torch.library custom operators (namespace ``edgewise``).
+"""The fused spmm kernels and the CSR builder as torch.library operators (namespace
+``edgewise``), each with a fake kernel and an autograd formula.
 
-Each operator runs the binding through ``_bridge`` and has a fake (meta) kernel, so
-torch.compile traces it without a graph break, and an autograd formula whose pieces
-are themselves custom operators or plain torch ops. Operators take 2-D values
-([rows, C]); the public functions in ``ops.py`` reshape. Min/max operators return
-the engine's arg (-1 for an empty output row).
+Tie rules of min/max (TieRule in the kernels): ``spmm`` with min/max shares an
+output's gradient evenly among the messages equal to it, one more share where the
+output is 0 (``split_zero_base``: torch's scatter_reduce amax/amin with
+include_self=False onto zeros, i.e. PyG's max aggregation, which edgewise.torch.nn
+mirrors); ``spmm_arg`` returns the arg and routes the gradient through it
+(``first``). Neither runs a second forward pass.
 """
 
 from typing import Optional, Tuple
@@ -17,9 +19,9 @@ from . import _bridge
 _SUM_MEAN = ("sum", "mean")
 _MIN_MAX = ("min", "max")
 # Ops whose gradient needs the forward's values: their backward runs the engine's
-# *_backward bindings on the saved input and output.
-_FROM_FORWARD = ("mul", "var", "std")
-_NO_ARG = _SUM_MEAN + _FROM_FORWARD
+# spmm_full_backward on the saved input and output (min/max: split ties).
+_FROM_FORWARD = ("mul", "var", "std") + _MIN_MAX
+_ALL = _SUM_MEAN + _FROM_FORWARD
 
 
 def _empty_pair(like, rows):
@@ -30,166 +32,6 @@ def _empty_pair(like, rows):
 def _check_reduce(reduce, allowed, op):
     if reduce not in allowed:
         raise ValueError(f"{op}: reduce must be one of {', '.join(allowed)} (got {reduce!r})")
-
-
-# --- segment_reduce: CSR-delimited rows --------------------------------------------------------
-
-
-@torch.library.custom_op("edgewise::segment_reduce", mutates_args=())
-def segment_reduce(src: Tensor, indptr: Tensor, reduce: str) -> Tensor:
-    _check_reduce(reduce, _NO_ARG, "segment_reduce")
-    if src.size(1) == 0:  # the engine needs C >= 1; nothing to reduce
-        return src.new_zeros((indptr.size(0) - 1, 0))
-    return _bridge.call("segment_reduce", src, indptr, op=reduce).to(src.device)
-
-
-@segment_reduce.register_fake
-def _(src, indptr, reduce):
-    return src.new_empty((indptr.size(0) - 1, src.size(1)))
-
-
-@torch.library.custom_op("edgewise::segment_reduce_backward", mutates_args=())
-def segment_reduce_backward(src: Tensor, indptr: Tensor, out: Tensor, grad: Tensor, reduce: str) -> Tensor:
-    if src.size(1) == 0:
-        return torch.zeros_like(src)
-    return _bridge.call("segment_reduce_backward", src, indptr, reduce, out, None, grad).to(src.device)
-
-
-@segment_reduce_backward.register_fake
-def _(src, indptr, out, grad, reduce):
-    return torch.empty_like(src)
-
-
-def _segment_reduce_backward(ctx, grad):
-    if ctx.reduce in _FROM_FORWARD:
-        src, indptr, out = ctx.saved_tensors
-        return segment_reduce_backward(src, indptr, out, grad.contiguous(), ctx.reduce), None, None
-    indptr = ctx.saved_tensors[0]
-    lengths = indptr[1:] - indptr[:-1]
-    if ctx.reduce == "mean":
-        grad = grad / lengths.clamp(min=1).to(grad.dtype).unsqueeze(1)
-    return torch.repeat_interleave(grad, lengths, dim=0, output_size=ctx.rows), None, None
-
-
-def _segment_reduce_setup(ctx, inputs, output):
-    src, indptr, reduce = inputs
-    if reduce in _FROM_FORWARD:
-        ctx.save_for_backward(src, indptr, output)
-    else:
-        ctx.save_for_backward(indptr)
-    ctx.reduce = reduce
-    ctx.rows = src.size(0)
-
-
-segment_reduce.register_autograd(_segment_reduce_backward, setup_context=_segment_reduce_setup)
-
-
-@torch.library.custom_op("edgewise::segment_reduce_arg", mutates_args=())
-def segment_reduce_arg(src: Tensor, indptr: Tensor, reduce: str) -> Tuple[Tensor, Tensor]:
-    _check_reduce(reduce, _MIN_MAX, "segment_reduce_arg")
-    if src.size(1) == 0:
-        return _empty_pair(src, indptr.size(0) - 1)
-    out, arg = _bridge.call("segment_reduce", src, indptr, op=reduce, return_arg=True)
-    return out.to(src.device), arg.to(src.device)
-
-
-@segment_reduce_arg.register_fake
-def _(src, indptr, reduce):
-    shape = (indptr.size(0) - 1, src.size(1))
-    return src.new_empty(shape), src.new_empty(shape, dtype=torch.int64)
-
-
-def _route_by_arg(grad, arg, rows):
-    """grad_src[arg[s, c], c] += grad[s, c]; arg -1 (empty) goes to a dropped extra row."""
-    target = torch.where(arg < 0, torch.full_like(arg, rows), arg)
-    grad_src = grad.new_zeros((rows + 1, grad.size(1)))
-    return grad_src.scatter_add_(0, target, grad)[:rows]
-
-
-def _arg_setup(ctx, inputs, output):
-    ctx.save_for_backward(output[1])
-    ctx.rows = inputs[0].size(0)
-
-
-def _arg_backward(ctx, grad, grad_arg):
-    return _route_by_arg(grad, ctx.saved_tensors[0], ctx.rows), None, None
-
-
-segment_reduce_arg.register_autograd(_arg_backward, setup_context=_arg_setup)
-
-
-# --- scatter_reduce: rows to the output its index names ----------------------------------------
-
-
-@torch.library.custom_op("edgewise::scatter_reduce", mutates_args=())
-def scatter_reduce(src: Tensor, index: Tensor, dim_size: int, reduce: str) -> Tensor:
-    _check_reduce(reduce, _NO_ARG, "scatter_reduce")
-    if src.size(1) == 0:
-        return src.new_zeros((dim_size, 0))
-    return _bridge.call("scatter_reduce", src, index, dim_size, op=reduce).to(src.device)
-
-
-@scatter_reduce.register_fake
-def _(src, index, dim_size, reduce):
-    return src.new_empty((dim_size, src.size(1)))
-
-
-@torch.library.custom_op("edgewise::scatter_reduce_backward", mutates_args=())
-def scatter_reduce_backward(src: Tensor, index: Tensor, out: Tensor, grad: Tensor, reduce: str) -> Tensor:
-    if src.size(1) == 0:
-        return torch.zeros_like(src)
-    return _bridge.call("scatter_reduce_backward", src, index, reduce, out, None, grad).to(src.device)
-
-
-@scatter_reduce_backward.register_fake
-def _(src, index, out, grad, reduce):
-    return torch.empty_like(src)
-
-
-def _scatter_reduce_setup(ctx, inputs, output):
-    src, index, dim_size, reduce = inputs
-    if reduce in _FROM_FORWARD:
-        ctx.save_for_backward(index, src, output)
-    else:
-        ctx.save_for_backward(index)
-    ctx.reduce = reduce
-    ctx.dim_size = dim_size
-
-
-def _scatter_reduce_backward(ctx, grad):
-    if ctx.reduce in _FROM_FORWARD:
-        index, src, out = ctx.saved_tensors
-        return scatter_reduce_backward(src, index, out, grad.contiguous(), ctx.reduce), None, None, None
-    index = ctx.saved_tensors[0]
-    if ctx.reduce == "mean":
-        counts = grad.new_zeros(ctx.dim_size).index_add_(0, index, grad.new_ones(index.size(0)))
-        grad = grad / counts.clamp(min=1).unsqueeze(1)
-    return grad.index_select(0, index), None, None, None
-
-
-scatter_reduce.register_autograd(_scatter_reduce_backward, setup_context=_scatter_reduce_setup)
-
-
-@torch.library.custom_op("edgewise::scatter_reduce_arg", mutates_args=())
-def scatter_reduce_arg(src: Tensor, index: Tensor, dim_size: int, reduce: str) -> Tuple[Tensor, Tensor]:
-    _check_reduce(reduce, _MIN_MAX, "scatter_reduce_arg")
-    if src.size(1) == 0:
-        return _empty_pair(src, dim_size)
-    out, arg = _bridge.call("scatter_reduce", src, index, dim_size, op=reduce, return_arg=True)
-    return out.to(src.device), arg.to(src.device)
-
-
-@scatter_reduce_arg.register_fake
-def _(src, index, dim_size, reduce):
-    shape = (dim_size, src.size(1))
-    return src.new_empty(shape), src.new_empty(shape, dtype=torch.int64)
-
-
-def _scatter_arg_backward(ctx, grad, grad_arg):
-    return _route_by_arg(grad, ctx.saved_tensors[0], ctx.rows), None, None, None
-
-
-scatter_reduce_arg.register_autograd(_scatter_arg_backward, setup_context=_arg_setup)
 
 
 # --- CSR structure of an edge list ---------------------------------------------------------------
@@ -245,7 +87,7 @@ def spmm(
     t_edge_ids: Tensor,
     reduce: str,
 ) -> Tensor:
-    _check_reduce(reduce, _NO_ARG, "spmm")
+    _check_reduce(reduce, _ALL, "spmm")
     if x.size(1) == 0:
         return x.new_zeros((offsets.size(0) - 1, 0))
     return _bridge.call("spmm", offsets, indices, x, weights=weight, op=reduce).to(x.device)
@@ -306,12 +148,13 @@ def spmm_full_backward(
     reduce: str,
     weight_grad: bool,
 ) -> Tuple[Tensor, Tensor]:
-    """(grad_x, grad_w) for any op from the forward (grad_w empty unless weight_grad)."""
+    """(grad_x, grad_w) for any op from the forward (grad_w empty unless weight_grad);
+    min/max split ties as PyG (split_zero_base; the forward's output is read, no arg)."""
     if x.size(1) == 0:
         return torch.zeros_like(x), x.new_zeros(indices.size(0) if weight_grad else 0)
     grad_x, grad_w = _bridge.call(
         "spmm_full_backward", offsets, indices, x, weight, reduce, out, None, grad_out, t_offsets, t_edge_ids,
-        weight_grad=weight_grad,
+        weight_grad=weight_grad, tie_rule="split_zero_base",
     )
     grad_w = grad_w.to(x.device) if weight_grad else x.new_zeros(0)
     return grad_x.to(x.device), grad_w
@@ -408,29 +251,3 @@ def _spmm_arg_backward(ctx, grad, grad_arg):
 
 
 spmm_arg.register_autograd(_spmm_arg_backward, setup_context=_spmm_arg_setup)
-
-
-# --- dropout: the engine's Philox mask ---------------------------------------------------------
-
-
-@torch.library.custom_op("edgewise::dropout", mutates_args=())
-def dropout(x: Tensor, p: float, seed: Tensor) -> Tensor:
-    """Inverted dropout whose mask is a pure function of (seed, element index)."""
-    return _bridge.call("dropout", x, p, int(seed.item()) & (2**64 - 1)).to(x.device)
-
-
-@dropout.register_fake
-def _(x, p, seed):
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
-def _dropout_setup(ctx, inputs, output):
-    ctx.p = inputs[1]
-    ctx.save_for_backward(inputs[2])
-
-
-def _dropout_backward(ctx, grad):
-    return dropout(grad.contiguous(), ctx.p, ctx.saved_tensors[0]), None, None
-
-
-dropout.register_autograd(_dropout_backward, setup_context=_dropout_setup)

@@ -1,0 +1,134 @@
+"""The fused gather-reduce ``spmm`` over an edge list or a prebuilt :class:`CSR`.
+
+PyG's conventions: ``edge_index`` [2, E] with row 0 the source, row 1 the target;
+``edge_weight`` [E] in edge_index order scales each message. reduce "max" / "min"
+mirror PyG's max aggregation (torch's scatter_reduce amax / amin onto zeros): the
+gradient of an output is split evenly among the messages equal to it, with one more
+share where the output is 0 (tie rule ``split_zero_base``), so layers built on it
+give PyG's gradients on tied inputs.
+"""
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from . import _checks, _spmm_ops
+
+# mul / var / std as the kernels define them (torch_scatter's product; PyG's population
+# variance and clamped std).
+SPMM_REDUCES = ("sum", "add", "mean", "min", "max", "mul", "var", "std")
+_FEATURE_DTYPES = (torch.float32, torch.float64)
+
+
+def check_features(x, name: str, op: str) -> Tensor:
+    """x for the spmm kernels: a float32 / float64 tensor on CPU or CUDA."""
+    x = _checks.tensor(x, name, op)
+    if x.dtype not in _FEATURE_DTYPES:
+        raise ValueError(f"{op}: {name} must be float32 or float64 (got {x.dtype})")
+    return x
+
+
+def check_edge_index(edge_index, op: str, name: str = "edge_index") -> Tensor:
+    edge_index = _checks.tensor(edge_index, name, op)
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError(f"{op}: {name} must be [2, E] (got shape {tuple(edge_index.shape)})")
+    if edge_index.dtype.is_floating_point or edge_index.dtype.is_complex or edge_index.dtype == torch.bool:
+        raise ValueError(f"{op}: {name} must be an integer tensor (got {edge_index.dtype})")
+    return edge_index
+
+
+def check_edge_weight(edge_weight, edges: int, like: Tensor, op: str) -> Optional[Tensor]:
+    """edge_weight: None or [E] (one weight per edge), on like's device."""
+    if edge_weight is None:
+        return None
+    edge_weight = _checks.tensor(edge_weight, "edge_weight", op)
+    if edge_weight.dim() != 1 or edge_weight.size(0) != edges:
+        raise ValueError(f"{op}: edge_weight must be [E] with E = {edges} edges (got shape "
+                         f"{tuple(edge_weight.shape)})")
+    if not edge_weight.is_floating_point():
+        raise ValueError(f"{op}: edge_weight must be a floating-point tensor (got {edge_weight.dtype})")
+    _checks.same_device(edge_weight, "edge_weight", like, op, "x")
+    return edge_weight
+
+
+class CSR:
+    """A graph's CSR by destination plus its transpose, as the spmm operators take it.
+
+    Build with ``CSR.from_edge_index``; ``weight`` (CSR order) is optional.
+    """
+
+    __slots__ = ("offsets", "sources", "edge_ids", "t_offsets", "t_targets", "t_edge_ids", "num_nodes")
+
+    def __init__(self, offsets, sources, edge_ids, t_offsets, t_targets, t_edge_ids):
+        self.offsets, self.sources, self.edge_ids = offsets, sources, edge_ids
+        self.t_offsets, self.t_targets, self.t_edge_ids = t_offsets, t_targets, t_edge_ids
+        self.num_nodes = offsets.size(0) - 1
+
+    @property
+    def num_edges(self) -> int:
+        return self.sources.size(0)
+
+    @staticmethod
+    def from_edge_index(edge_index: Tensor, num_nodes: Optional[int] = None) -> "CSR":
+        op = "CSR.from_edge_index"
+        edge_index = check_edge_index(edge_index, op)
+        if num_nodes is None:
+            num_nodes = int(edge_index.max()) + 1 if edge_index.numel() > 0 else 0
+        else:
+            num_nodes = _checks.size(num_nodes, "num_nodes", op)
+        if isinstance(num_nodes, int):
+            _checks.output_fits((num_nodes + 1, 2), torch.int64, edge_index.device, f"num_nodes {num_nodes}", op)
+        return CSR(*_spmm_ops.csr_from_edge_index(edge_index.to(torch.int64), num_nodes))
+
+    def to_csr_order(self, edge_weight: Tensor) -> Tensor:
+        """Per-edge values in input order -> CSR order (differentiable)."""
+        return edge_weight.index_select(0, self.edge_ids)
+
+
+def spmm_csr(csr: CSR, x: Tensor, weight_csr: Optional[Tensor] = None, reduce: str = "sum") -> Tensor:
+    """out[v] = reduce over CSR edges e into v of weight_csr[e] * x[sources[e]] (min / max: PyG's tie rule)."""
+    op = "spmm"
+    reduce = _checks.reduce_name(reduce, SPMM_REDUCES, op)
+    x = check_features(x, "x", op)
+    one_d = x.dim() == 1
+    x2 = (x.unsqueeze(1) if one_d else x).contiguous()
+    if x2.dim() != 2:
+        raise ValueError(f"{op}: x must be [N] or [N, C] (got shape {tuple(x.shape)})")
+    if x2.size(0) != csr.num_nodes:
+        raise ValueError(f"{op}: x has {x2.size(0)} rows but the graph has {csr.num_nodes} nodes")
+    _checks.same_device(csr.offsets, "the CSR", x, op, "x")
+    if weight_csr is not None:
+        weight_csr = check_edge_weight(weight_csr, csr.num_edges, x, op)
+        if weight_csr.dtype != x.dtype:
+            raise ValueError(f"{op}: edge_weight has dtype {weight_csr.dtype} but x has {x.dtype} (never cast)")
+    args = (csr.offsets, csr.sources, x2, weight_csr, csr.t_offsets, csr.t_targets, csr.t_edge_ids, reduce)
+    out = _spmm_ops.spmm(*args)
+    return out.squeeze(1) if one_d else out
+
+
+def spmm(
+    edge_index_or_csr, x: Tensor, edge_weight: Optional[Tensor] = None, reduce: str = "sum",
+    num_nodes: Optional[int] = None,
+) -> Tensor:
+    """Fused gather-reduce: out[t] = reduce over edges (s -> t) of w * x[s], no [E, C] messages.
+
+    edge_index_or_csr: ``edge_index`` [2, E] (row 0 source, row 1 target; PyG; an
+    integer tensor) or a :class:`CSR`. x: float32 or float64 [N] or [N, C].
+    edge_weight: [E] in edge_index order, x's dtype. reduce: sum, mean, min, max (and
+    mul, var, std); empty rows give 0; min / max split the gradient among tied messages
+    as PyG's max aggregation does. num_nodes defaults to x.size(0).
+    """
+    op = "spmm"
+    x = check_features(x, "x", op)
+    if isinstance(edge_index_or_csr, CSR):
+        csr = edge_index_or_csr
+        edges = csr.num_edges
+    else:
+        edge_index = check_edge_index(edge_index_or_csr, op)
+        _checks.same_device(edge_index, "edge_index", x, op, "x")
+        edges = edge_index.size(1)
+        nodes = x.size(0) if num_nodes is None else _checks.size(num_nodes, "num_nodes", op)
+        csr = CSR.from_edge_index(edge_index, nodes)
+    weight = check_edge_weight(edge_weight, edges, x, op)
+    return spmm_csr(csr, x, None if weight is None else csr.to_csr_order(weight), reduce)
