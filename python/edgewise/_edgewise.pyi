@@ -247,14 +247,15 @@ class SeedSampler:
         """
         The sum of the priorities (float32).
         """
-def _train(source: typing.Any, model: str, epochs: typing.SupportsInt | typing.SupportsIndex, hidden: typing.SupportsInt | typing.SupportsIndex, dropout: typing.SupportsFloat | typing.SupportsIndex, lr: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, device: str, aggregation: str, features: str, log_every: typing.SupportsInt | typing.SupportsIndex, normalize_features: bool, patience: typing.SupportsInt | typing.SupportsIndex, select: str, on_epoch: typing.Any, reorder: str = 'none') -> dict:
+def _train(source: typing.Any, model: str, epochs: typing.SupportsInt | typing.SupportsIndex, hidden: typing.SupportsInt | typing.SupportsIndex, dropout: typing.SupportsFloat | typing.SupportsIndex, lr: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, device: str, aggregation: str, features: str, log_every: typing.SupportsInt | typing.SupportsIndex, normalize_features: bool, patience: typing.SupportsInt | typing.SupportsIndex, select: str, on_epoch: typing.Any, reorder: str = 'none', lr_schedule: str = 'constant') -> dict:
     """
     Internal engine of edgewise.train() (use that: it checks in-memory data and wraps the result).
     
     source: a dataset spec (str) or a dict of prepared arrays: name, x float32 [N, F],
     edge_index int64 [2, E], y int64 [N], num_classes, train_idx / valid_idx / test_idx
     int64 ascending. reorder: "none", "degree" or "rcm" (nodes relabelled for locality
-    before training; logits and embeddings come back in the original order). on_epoch: None or a callable taking the epoch record dict; a falsy
+    before training; logits and embeddings come back in the original order). lr_schedule:
+    "constant" or "cosine" (lr annealed to 0 over the epochs). on_epoch: None or a callable taking the epoch record dict; a falsy
     return other than None stops training. Pending signals are checked between epochs;
     a KeyboardInterrupt stops training and sets 'interrupted'. Returns a dict of the
     metrics, 'history', 'logits' [N, K], 'embeddings' [N, hidden], 'interrupted' and
@@ -666,7 +667,7 @@ def spmm_weight_backward(offsets: typing.Any, indices: typing.Any, x: typing.Any
     whose winner is e. x and grad_out: float32 or float64 (one dtype).
     Returns grad_w [E] of that dtype in CSR order.
     """
-def train_graph_classifier(dataset: str = 'auto', folds: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [0, 1, 2], num_folds: typing.SupportsInt | typing.SupportsIndex = 10, epochs: typing.SupportsInt | typing.SupportsIndex = 50, batch_size: typing.SupportsInt | typing.SupportsIndex = 128, hidden: typing.SupportsInt | typing.SupportsIndex = 64, layers: typing.SupportsInt | typing.SupportsIndex = 3, lr: typing.SupportsFloat | typing.SupportsIndex = 0.01, weight_decay: typing.SupportsFloat | typing.SupportsIndex = 0.0, dropout: typing.SupportsFloat | typing.SupportsIndex = 0.5, pooling: str = 'sum', batch_norm: bool = False, seed: typing.SupportsInt | typing.SupportsIndex = 0, log_every: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> dict:
+def train_graph_classifier(dataset: str = 'auto', folds: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [0, 1, 2], num_folds: typing.SupportsInt | typing.SupportsIndex = 10, epochs: typing.SupportsInt | typing.SupportsIndex = 50, batch_size: typing.SupportsInt | typing.SupportsIndex = 128, hidden: typing.SupportsInt | typing.SupportsIndex = 64, layers: typing.SupportsInt | typing.SupportsIndex = 3, lr: typing.SupportsFloat | typing.SupportsIndex = 0.01, weight_decay: typing.SupportsFloat | typing.SupportsIndex = 0.0, dropout: typing.SupportsFloat | typing.SupportsIndex = 0.5, pooling: str = 'sum', batch_norm: bool = False, seed: typing.SupportsInt | typing.SupportsIndex = 0, log_every: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 1, lr_schedule: str = 'constant') -> dict:
     """
     Cross-validated GIN graph classification, as edgewise-train --task graph.
     
@@ -674,6 +675,7 @@ def train_graph_classifier(dataset: str = 'auto', folds: collections.abc.Sequenc
     the reported test accuracy is the one of the epoch with the best validation accuracy.
     Folds: the dataset's stored ones when it has num_folds of them, else stratified (seeded).
     threads: OpenMP threads for this call (default 1, as edgewise-train --task graph; 0: OpenMP's default).
+    lr_schedule: "constant" or "cosine" (lr annealed to 0 over the epochs, as --lr-schedule).
     Returns a dict with test_acc_mean, test_acc_std, valid_acc_mean, test_acc (per fold),
     folds (per-fold records), epoch_ms_median, seconds, model, folds_source.
     """

@@ -302,6 +302,7 @@ def train(
     on_epoch: Optional[Callable[[Dict[str, float]], Optional[bool]]] = None,
     progress: bool = False,
     reorder: str = "none",
+    lr_schedule: str = "constant",
 ) -> TrainResult:
     """Train a node classifier (gcn, sage or gin; two layers) full-batch and return a TrainResult.
 
@@ -331,6 +332,9 @@ def train(
         relabel the nodes for memory locality before training (faster aggregation on
         large graphs); ``logits`` and ``embeddings`` still come back in the original
         node order, and accuracies agree up to float reassociation.
+    lr_schedule: "constant" or "cosine" (the learning rate annealed from lr to 0 over
+        the epochs, as edgewise-train --lr-schedule cosine); each record's "lr" is the
+        rate that epoch trained with.
 
     Ctrl-C (SIGINT, or a KeyboardInterrupt raised by on_epoch) stops training after the
     current epoch and returns what was done, with ``interrupted=True``.
@@ -359,7 +363,8 @@ def train(
             return on_epoch(rec) if on_epoch is not None else None
     try:
         out = _edgewise._train(source, model, epochs, hidden, dropout, lr, weight_decay, seed, device, aggregation,
-                               features, log_every, normalize_features, patience, select, hook, reorder)
+                               features, log_every, normalize_features, patience, select, hook, reorder,
+                               lr_schedule)
     finally:
         if bar is not None:
             bar.close()

@@ -48,7 +48,8 @@ py::dict load_graph_dataset_py(const std::string& spec, uint64_t seed) {
 py::dict train_graph_classifier_py(const std::string& dataset, const std::vector<int64_t>& folds, int64_t num_folds,
                                    int64_t epochs, int64_t batch_size, int64_t hidden, int64_t layers, double lr,
                                    double weight_decay, double dropout, const std::string& pooling, bool batch_norm,
-                                   uint64_t seed, int64_t log_every, int64_t threads) {
+                                   uint64_t seed, int64_t log_every, int64_t threads,
+                                   const std::string& lr_schedule) {
   EW_REQUIRE(threads >= 0, "train_graph_classifier: threads (", threads, ") must be >= 0");
   gnn::GraphTaskOptions o;
   o.dataset = dataset;
@@ -63,6 +64,7 @@ py::dict train_graph_classifier_py(const std::string& dataset, const std::vector
   o.train.batch_size = batch_size;
   o.train.lr = static_cast<float>(lr);
   o.train.weight_decay = static_cast<float>(weight_decay);
+  o.train.lr_schedule = gnn::parse_lr_schedule(lr_schedule);
   o.train.seed = seed;
   o.train.log_every = log_every;
   gnn::GraphTaskResult r;
@@ -128,13 +130,14 @@ Raises edgewise.DataFileError naming the file and line or key on malformed input
         py::arg("batch_size") = 128, py::arg("hidden") = 64, py::arg("layers") = 3, py::arg("lr") = 0.01,
         py::arg("weight_decay") = 0.0, py::arg("dropout") = 0.5, py::arg("pooling") = "sum",
         py::arg("batch_norm") = false, py::arg("seed") = 0, py::arg("log_every") = 10,
-        py::arg("threads") = 1,
+        py::arg("threads") = 1, py::arg("lr_schedule") = "constant",
         R"doc(Cross-validated GIN graph classification, as edgewise-train --task graph.
 
 For each test fold k in `folds` (empty list: all): valid = fold k + 1, train = the rest;
 the reported test accuracy is the one of the epoch with the best validation accuracy.
 Folds: the dataset's stored ones when it has num_folds of them, else stratified (seeded).
 threads: OpenMP threads for this call (default 1, as edgewise-train --task graph; 0: OpenMP's default).
+lr_schedule: "constant" or "cosine" (lr annealed to 0 over the epochs, as --lr-schedule).
 Returns a dict with test_acc_mean, test_acc_std, valid_acc_mean, test_acc (per fold),
 folds (per-fold records), epoch_ms_median, seconds, model, folds_source.)doc");
 }

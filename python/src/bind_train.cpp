@@ -99,7 +99,9 @@ struct EpochHook {
 py::dict train_py(const py::object& source, const std::string& model, int64_t epochs, int64_t hidden, float dropout,
                   float lr, float weight_decay, uint64_t seed, const std::string& device, const std::string& aggregation,
                   const std::string& features, int64_t log_every, bool normalize_features, int64_t patience,
-                  const std::string& select, const py::object& on_epoch, const std::string& reorder) {
+                  const std::string& select, const py::object& on_epoch, const std::string& reorder,
+                  const std::string& lr_schedule) {
+  const gnn::LrSchedule schedule = gnn::parse_lr_schedule(lr_schedule);  // before any data is read
   std::optional<gnn::Dataset> in_memory;
   std::string spec;
   if (py::isinstance<py::dict>(source)) {
@@ -141,6 +143,7 @@ py::dict train_py(const py::object& source, const std::string& model, int64_t ep
     options.epochs = epochs;
     options.lr = lr;
     options.weight_decay = weight_decay;
+    options.lr_schedule = schedule;
     options.seed = seed;
     options.log_every = log_every;
     options.patience = patience;
@@ -186,12 +189,14 @@ void register_train(py::module_& m) {
         py::arg("dropout"), py::arg("lr"), py::arg("weight_decay"), py::arg("seed"), py::arg("device"),
         py::arg("aggregation"), py::arg("features"), py::arg("log_every"), py::arg("normalize_features"),
         py::arg("patience"), py::arg("select"), py::arg("on_epoch"), py::arg("reorder") = "none",
+        py::arg("lr_schedule") = "constant",
         R"doc(Internal engine of edgewise.train() (use that: it checks in-memory data and wraps the result).
 
 source: a dataset spec (str) or a dict of prepared arrays: name, x float32 [N, F],
 edge_index int64 [2, E], y int64 [N], num_classes, train_idx / valid_idx / test_idx
 int64 ascending. reorder: "none", "degree" or "rcm" (nodes relabelled for locality
-before training; logits and embeddings come back in the original order). on_epoch: None or a callable taking the epoch record dict; a falsy
+before training; logits and embeddings come back in the original order). lr_schedule:
+"constant" or "cosine" (lr annealed to 0 over the epochs). on_epoch: None or a callable taking the epoch record dict; a falsy
 return other than None stops training. Pending signals are checked between epochs;
 a KeyboardInterrupt stops training and sets 'interrupted'. Returns a dict of the
 metrics, 'history', 'logits' [N, K], 'embeddings' [N, hidden], 'interrupted' and

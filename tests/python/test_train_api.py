@@ -1,6 +1,7 @@
 """edgewise.train() on in-memory data (dicts, torch tensors, PyG Data), its checks,
 the on_epoch callback, Ctrl-C, progress display and the logits / embeddings it returns."""
 
+import math
 import os
 import signal
 import threading
@@ -355,3 +356,19 @@ def test_progress_bar_with_tqdm(rng, capsys):
     err = capsys.readouterr().err
     assert "5/5" in err and "in-memory" in err
     assert len(seen) == 5  # the bar and the callback both run
+
+
+def test_cosine_lr_schedule_anneals_each_epochs_rate(rng):
+    data = small_graph(rng, n=60)
+    epochs, lr = 8, 0.02
+    r = ew.train(data, epochs=epochs, lr=lr, lr_schedule="cosine")
+    want = [lr * 0.5 * (1 + math.cos(math.pi * (e - 1) / epochs)) for e in range(1, epochs + 1)]
+    assert [h["lr"] for h in r.history] == pytest.approx(want, rel=1e-6)
+    constant = ew.train(data, epochs=epochs, lr=lr)
+    assert [h["lr"] for h in constant.history] == pytest.approx([lr] * epochs)
+    assert not np.array_equal(r.logits, constant.logits)
+
+
+def test_an_unknown_lr_schedule_is_refused_before_loading(rng):
+    with pytest.raises(ValueError, match="lr_schedule: unknown 'step'"):
+        ew.train("no-such-dataset-file.npz", epochs=1, lr_schedule="step")
