@@ -14,20 +14,27 @@ constexpr const char* kOp = "scatter_reduce";
 
 template <class T, class I>
 py::object scatter_reduce_typed(Call& call, const Array& values, const Array& index, int64_t num_segments,
-                                ReduceOp op, bool return_arg) {
+                                ReduceOp op, bool return_arg, bool transposed) {
   MatrixView<const T> v = values.matrix<T>(kOp, "values");
   VectorView<const I> idx = index.vector<I>(kOp, "index");
-  const ReduceOutputs<T> outputs(call, values.ndim() == 1, num_segments, v.cols, return_arg);
+  const bool one_d = values.ndim() == 1;
+  EW_REQUIRE(!transposed || !one_d, kOp, ": transposed needs 2-D values [C, M]");
+  const ReduceOutputs<T> outputs = transposed ? ReduceOutputs<T>(call, false, v.rows, num_segments, return_arg)
+                                              : ReduceOutputs<T>(call, one_d, num_segments, v.cols, return_arg);
   Context& ctx = call.context();
   {
     py::gil_scoped_release release;
-    scatter_reduce<T, I>(v, idx, op, outputs.out_view, outputs.arg_view, ctx);
+    if (transposed) {
+      scatter_reduce_transposed<T, I>(v, idx, op, outputs.out_view, outputs.arg_view, ctx);
+    } else {
+      scatter_reduce<T, I>(v, idx, op, outputs.out_view, outputs.arg_view, ctx);
+    }
   }
   return outputs.result(call);
 }
 
 py::object scatter_reduce_py(const py::object& values_in, const py::object& index_in, int64_t num_segments,
-                             const std::string& op, bool return_arg, const py::object& stream) {
+                             const std::string& op, bool return_arg, bool transposed, const py::object& stream) {
   const ReduceOp reduce = parse_reduce_op(op);
   EW_REQUIRE(num_segments >= 0, kOp, ": num_segments (", num_segments, ") must be >= 0");
   EW_REQUIRE(!return_arg || has_arg(reduce), kOp, ": return_arg is only defined for min and max (op is ",
@@ -40,7 +47,8 @@ py::object scatter_reduce_py(const py::object& values_in, const py::object& inde
   Array index = call.indices(index_in, "index");
   return dispatch_dtype(ReduceDTypes{}, values, kOp, "values", [&](auto t) {
     return dispatch_index(index, [&](auto i) {
-      return scatter_reduce_typed<decltype(t), decltype(i)>(call, values, index, num_segments, reduce, return_arg);
+      return scatter_reduce_typed<decltype(t), decltype(i)>(call, values, index, num_segments, reduce, return_arg,
+                                                             transposed);
     });
   });
 }
@@ -50,7 +58,7 @@ py::object scatter_reduce_py(const py::object& values_in, const py::object& inde
 void register_scatter_reduce(py::module_& m) {
   m.def("scatter_reduce", &scatter_reduce_py, py::arg("values"), py::arg("index"), py::arg("num_segments"),
         py::arg("op") = "sum", py::arg("return_arg") = false,
-        py::kw_only(), py::arg("stream") = py::none(),
+        py::kw_only(), py::arg("transposed") = false, py::arg("stream") = py::none(),
         R"doc(Reduce each row of values into the output row its index names.
 
 values: float32, float64, float16, bfloat16, int32, int64 or uint32 array [M] or
@@ -70,6 +78,9 @@ atomics, the last bits may vary).
 Arrays: NumPy arrays or any DLPack tensor (PyTorch, CuPy, ...), all on one device;
 zero-copy when C-contiguous with the right dtype (CUDA inputs must be), CUDA runs on
 the caller's current stream, results come back in the caller's framework.
+transposed (keyword): values come as [C, M] (column c of the problem in row c, e.g.
+    reducing the last dimension of a row-major tensor) and out / arg as [C,
+    num_segments]; the values are read once, not copied transposed first.
 stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
 Bad input raises ValueError naming the argument.)doc");
 }

@@ -10,7 +10,10 @@ namespace edgewise::scatter_reduce_detail {
 EW_DECLARE_PER_CPU_ISA(
     template <class T, class I>
     void scatter_reduce_cpu(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
-                            MatrixView<int64_t> arg, Context& ctx);)
+                            MatrixView<int64_t> arg, Context& ctx);
+    template <class T, class I>
+    void scatter_reduce_transposed_cpu(MatrixView<const T> values_t, VectorView<const I> index, ReduceOp op,
+                                       MatrixView<T> out_t, MatrixView<int64_t> arg_t, Context& ctx);)
 
 // The copy for cpu_isa().
 template <class T, class I>
@@ -20,7 +23,20 @@ void scatter_reduce_cpu(MatrixView<const T> values, VectorView<const I> index, R
 }
 
 template <class T, class I>
+void scatter_reduce_transposed_cpu(MatrixView<const T> values_t, VectorView<const I> index, ReduceOp op,
+                                   MatrixView<T> out_t, MatrixView<int64_t> arg_t, Context& ctx) {
+  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, scatter_reduce_transposed_cpu, values_t, index, op, out_t, arg_t,
+                         ctx);
+}
+
+template <class T, class I>
 void scatter_reduce_cuda(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
                          MatrixView<int64_t> arg, Context& ctx);
+
+// Transposes values_t into a row-major copy, runs scatter_reduce_cuda and transposes
+// the outputs back (scatter_reduce_cuda.cu).
+template <class T, class I>
+void scatter_reduce_transposed_cuda(MatrixView<const T> values_t, VectorView<const I> index, ReduceOp op,
+                                    MatrixView<T> out_t, MatrixView<int64_t> arg_t, Context& ctx);
 
 }  // namespace edgewise::scatter_reduce_detail

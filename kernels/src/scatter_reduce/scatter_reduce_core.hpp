@@ -70,14 +70,23 @@ EW_HD_INLINE bool extremum_row_candidate(T v, MonotoneKey<T> winning_key) {
 
 // Writes a min/max output element from its winning key and row (row < 0: no row
 // came, so 0 and -1): the value decoded from the key, read back from the winning
-// row only for zeros and NaNs so that its bits are exact.
+// row only for zeros and NaNs so that its bits are exact. Element (row, c) of the
+// values lies at values[row * row_stride + c * col_stride] (row-major [M, C]:
+// strides C and 1; given transposed, [C, M]: 1 and M).
+template <ReduceOp Op, class T>
+EW_HD_INLINE void extremum_finalize(MonotoneKey<T> key, int64_t row, const T* values, int64_t row_stride,
+                                    int64_t col_stride, int64_t c, T& out, int64_t& arg) {
+  bool ambiguous = false;
+  const T decoded = extremum_value<Op, T>(key, ambiguous);
+  out = row < 0 ? T(0) : ambiguous ? values[row * row_stride + c * col_stride] : decoded;
+  arg = row;
+}
+
+// The same on row-major values [M, cols].
 template <ReduceOp Op, class T>
 EW_HD_INLINE void extremum_finalize(MonotoneKey<T> key, int64_t row, const T* values, int64_t cols, int64_t c,
                                     T& out, int64_t& arg) {
-  bool ambiguous = false;
-  const T decoded = extremum_value<Op, T>(key, ambiguous);
-  out = row < 0 ? T(0) : ambiguous ? values[row * cols + c] : decoded;
-  arg = row;
+  extremum_finalize<Op, T>(key, row, values, cols, int64_t{1}, c, out, arg);
 }
 
 // Writes output element (s, c) from its final slot. Accumulator slots:
@@ -87,14 +96,21 @@ EW_HD_INLINE void extremum_finalize(MonotoneKey<T> key, int64_t row, const T* va
 // back from the winning row only for zeros and NaNs so that its bits are exact,
 // and the row (or 0 and -1 when no row came).
 template <ReduceOp Op, class T>
-EW_HD_INLINE void slot_finalize(Slot<Op, T> slot, int64_t count, const T* values, int64_t cols, int64_t c,
-                                T& out, int64_t& arg) {
+EW_HD_INLINE void slot_finalize(Slot<Op, T> slot, int64_t count, const T* values, int64_t row_stride,
+                                int64_t col_stride, int64_t c, T& out, int64_t& arg) {
   if constexpr (kPackedExtremum<Op>) {
-    extremum_finalize<Op, T>(packed_key(slot), packed_row(slot), values, cols, c, out, arg);
+    extremum_finalize<Op, T>(packed_key(slot), packed_row(slot), values, row_stride, col_stride, c, out, arg);
   } else {
     out = Reducer<Op, T>::finalize(slot, count);
     arg = -1;
   }
+}
+
+// The same on row-major values [M, cols].
+template <ReduceOp Op, class T>
+EW_HD_INLINE void slot_finalize(Slot<Op, T> slot, int64_t count, const T* values, int64_t cols, int64_t c,
+                                T& out, int64_t& arg) {
+  slot_finalize<Op, T>(slot, count, values, cols, int64_t{1}, c, out, arg);
 }
 
 }  // namespace edgewise::scatter_reduce_detail

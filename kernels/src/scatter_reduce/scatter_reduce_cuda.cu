@@ -34,6 +34,7 @@
 
 #include "common/cuda_check.hpp"
 #include "edgewise/kernels/cuda/launch.cuh"
+#include "edgewise/kernels/common/buffer.hpp"
 #include "scatter_reduce/scatter_reduce_backends.hpp"
 #include "scatter_reduce/scatter_moments_cuda.cuh"
 #include "scatter_reduce/scatter_reduce_core.hpp"
@@ -327,9 +328,50 @@ void scatter_reduce_cuda(MatrixView<const T> values, VectorView<const I> index, 
   });
 }
 
+namespace {
+// out [cols, rows] = in [rows, cols] transposed; one thread per output element, so the
+// writes coalesce.
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    transpose_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, T* __restrict__ out) {
+  for (int64_t i = detail::grid_thread_index(); i < rows * cols; i += detail::grid_thread_count()) {
+    out[i] = in[(i % rows) * cols + i / rows];
+  }
+}
+
+template <class T>
+void transpose(const T* in, int64_t rows, int64_t cols, T* out, cudaStream_t stream) {
+  if (rows * cols == 0) return;
+  transpose_kernel<T><<<detail::grid_size(rows * cols, kThreads), kThreads, 0, stream>>>(in, rows, cols, out);
+  EW_CUDA_CHECK_LAUNCH(stream);
+}
+}  // namespace
+
+template <class T, class I>
+void scatter_reduce_transposed_cuda(MatrixView<const T> values_t, VectorView<const I> index, ReduceOp op,
+                                    MatrixView<T> out_t, MatrixView<int64_t> arg_t, Context& ctx) {
+  EW_CUDA_CHECK(cudaSetDevice(ctx.device().index));
+  cudaStream_t stream = detail::as_stream(ctx.stream());
+  const int64_t C = values_t.rows, M = values_t.cols, S = out_t.cols;
+  const Device device = ctx.device();
+  Buffer<T> values(M * C, device), out(S * C, device);
+  Buffer<int64_t> arg(arg_t.present() ? S * C : 0, device);
+  transpose(values_t.data, C, M, values.data(), stream);
+  scatter_reduce_cuda<T, I>(MatrixView<const T>(values.data(), M, C, device), index, op,
+                            MatrixView<T>(out.data(), S, C, device),
+                            arg_t.present() ? MatrixView<int64_t>(arg.data(), S, C, device) : MatrixView<int64_t>{},
+                            ctx);
+  transpose(static_cast<const T*>(out.data()), S, C, out_t.data, stream);
+  if (arg_t.present()) transpose(static_cast<const int64_t*>(arg.data()), S, C, arg_t.data, stream);
+  // The buffers are freed on return: wait for the kernels that use them.
+  EW_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
 #define EW_INSTANTIATE_INDEX(T, I)                                                                             \
   template void scatter_reduce_cuda<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>, \
-                                          MatrixView<int64_t>, Context&);
+                                          MatrixView<int64_t>, Context&);                                    \
+  template void scatter_reduce_transposed_cuda<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp,     \
+                                                     MatrixView<T>, MatrixView<int64_t>, Context&);
 #define EW_INSTANTIATE(T) EW_INSTANTIATE_INDEX(T, int32_t) EW_INSTANTIATE_INDEX(T, int64_t)
 EW_REDUCE_ELEMENT_TYPES(EW_INSTANTIATE)
 #undef EW_INSTANTIATE_INDEX

@@ -99,26 +99,21 @@ def counts(index3: Tensor, size: int, dtype: torch.dtype) -> Tensor:
 
 def _rows_last(A: int, B: int, Ai: int, Bi: int) -> bool:
     """Whether a problem reduces the last dimension of batches that share one 1-D index
-    (src [A, D, 1], e.g. dim=-1 of a 2-D tensor): it then runs transposed, [1, D, A],
-    as one problem with wide rows instead of A * D one-element rows."""
+    (src [A, D, 1], e.g. dim=-1 of a 2-D tensor): the kernel then reads src [A, D] as it
+    lies (scatter_reduce's transposed layout), one problem of A columns, instead of
+    A * D one-element rows."""
     return A > 1 and B == 1 and Ai == 1 and Bi == 1
-
-
-def _from_rows_last(t: Tensor) -> Tensor:
-    """[1, S, A] -> [A, S, 1]."""
-    return t[0].t().contiguous().unsqueeze(2)
 
 
 def _scatter_forward(src: Tensor, index: Tensor, S: int, reduce: str, sorted_index: bool, caller: str,
                      with_arg: bool):
     A, D, B = src.shape
     Ai, _, Bi = index.shape
-    if _rows_last(A, B, Ai, Bi) and D > 0 and S > 0:
-        wide = _bridge.transposed(src.view(A, D)).unsqueeze(0)
-        out, arg = _scatter_forward(wide, index, S, reduce, sorted_index, caller, with_arg)
-        return _from_rows_last(out), (_from_rows_last(arg) if with_arg else None)
     integer_mean = reduce == "mean" and not src.dtype.is_floating_point and sorted_index
     kernel_reduce = "sum" if integer_mean else reduce
+    if _rows_last(A, B, Ai, Bi) and D > 0 and S > 0:
+        return _scatter_rows_last(src.view(A, D), index.reshape(D), S, kernel_reduce, sorted_index, integer_mean,
+                                  caller, with_arg)
     if A * D * B == 0 or S == 0:
         _check_range(index, S, caller)
         out = src.new_full((A, S, B), _empty_value(reduce))
@@ -181,6 +176,25 @@ def _scatter_forward(src: Tensor, index: Tensor, S: int, reduce: str, sorted_ind
             empty = arg < 0
             arg = torch.div(arg, B, rounding_mode="floor").remainder_(D).masked_fill_(empty, D).view(A, S, B)
     return out, arg
+
+
+def _scatter_rows_last(src2: Tensor, index1: Tensor, S: int, kernel_reduce: str, sorted_index: bool,
+                       integer_mean: bool, caller: str, with_arg: bool):
+    """src2 [A, D] reduced along D by index1 [D] into [A, S, 1]: the kernel reads src2
+    as it lies (transposed=True), no transposed copy. integer_mean: the kernel summed,
+    the mean truncates (torch_scatter's segment kernels)."""
+    A, D = src2.shape
+    if sorted_index and D > 1 and bool((index1[1:] < index1[:-1]).any()):
+        raise ValueError(f"{caller}: index must be sorted (nondecreasing) along its last dimension")
+    result = _kernel("scatter_reduce", src2, index1, S, caller=caller, device=src2.device, op=kernel_reduce,
+                     return_arg=with_arg, transposed=True)
+    out, arg = result if with_arg else (result, None)
+    if integer_mean:  # segment_coo's mean truncates (torch_scatter's C++), from the kernel's sum
+        lengths = torch.bincount(index1.long(), minlength=S).clamp(min=1).to(out.dtype)
+        out = torch.div(out, lengths, rounding_mode="trunc")
+    if with_arg:
+        arg = arg.masked_fill_(arg < 0, D).unsqueeze(2)
+    return out.unsqueeze(2), arg
 
 
 @torch.library.custom_op("edgewise::scatter_reduce", mutates_args=())
@@ -306,14 +320,15 @@ def _segment_forward(src: Tensor, indptr: Tensor, reduce: str, caller: str, with
     Ai, P = indptr.shape
     S = P - 1
     _check_indptr(indptr, D, caller)
-    if _rows_last(A, B, Ai, 1) and D > 0 and S > 0:
-        wide = _bridge.transposed(src.view(A, D)).unsqueeze(0)
-        out, arg = _segment_forward(wide, indptr, reduce, caller, with_arg)
-        return _from_rows_last(out), (_from_rows_last(arg) if with_arg else None)
     if A * S * B == 0 or D == 0:
         return src.new_full((A, S, B), _empty_value(reduce)), src.new_full((A, S, B), D, dtype=torch.int64)
     integer_mean = reduce == "mean" and not src.dtype.is_floating_point
     kernel_reduce = "sum" if integer_mean else reduce
+    if _rows_last(A, B, Ai, 1):  # by segment id, rows no segment covers into a dropped output S
+        ids = segment_ids(indptr, D).reshape(D)
+        out, arg = _scatter_rows_last(src.view(A, D), ids, S + 1, kernel_reduce, False, integer_mean, caller,
+                                      with_arg)
+        return out[:, :S].contiguous(), (arg[:, :S].contiguous() if with_arg else None)
     starts = indptr.long()
     whole = bool((starts[:, 0] == 0).all()) and bool((starts[:, -1] == D).all())
     base = _batch_base(A, D, starts)

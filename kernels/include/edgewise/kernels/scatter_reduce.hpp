@@ -66,11 +66,26 @@ template <class T, class I>
 void scatter_reduce(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
                     MatrixView<int64_t> arg = {});
 
+// scatter_reduce_transposed: the same reduction with values and results transposed, as
+// when the last dimension of a row-major tensor is reduced (torch_scatter's dim = -1):
+// values_t [C, M] holds column c of the problem in row c, out_t and arg_t are [C, S]
+// (out_t[c, s] = out[s, c]); arg still names the winning row r in [0, M). Semantics,
+// limits, checks and messages as scatter_reduce (shapes named in this layout), and the
+// results equal scatter_reduce's on the transposed inputs bit for bit for integer
+// ops and min/max; float sum/mean are reproducible for a fixed thread count. On the
+// CPU the columns are split among threads and tiles of rows are transposed in cache,
+// so values are read once; on CUDA it transposes in device memory around scatter_reduce.
+template <class T, class I>
+void scatter_reduce_transposed(MatrixView<const T> values_t, VectorView<const I> index, ReduceOp op,
+                               MatrixView<T> out_t, MatrixView<int64_t> arg_t, Context& ctx);
+
 #define EW_SCATTER_REDUCE_EXTERN_INDEX(T, I)                                                               \
   extern template void scatter_reduce<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>, \
                                             MatrixView<int64_t>, Context&);                                \
   extern template void scatter_reduce<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp, MatrixView<T>, \
-                                            MatrixView<int64_t>);
+                                            MatrixView<int64_t>);                                \
+  extern template void scatter_reduce_transposed<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp,     \
+                                                       MatrixView<T>, MatrixView<int64_t>, Context&);
 #define EW_SCATTER_REDUCE_EXTERN(T) \
   EW_SCATTER_REDUCE_EXTERN_INDEX(T, int32_t) EW_SCATTER_REDUCE_EXTERN_INDEX(T, int64_t)
 EW_REDUCE_ELEMENT_TYPES(EW_SCATTER_REDUCE_EXTERN)
