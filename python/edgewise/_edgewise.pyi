@@ -487,7 +487,7 @@ def run_length_encode(keys: typing.Any) -> typing.Any:
     without a copy when C-contiguous); CUDA tensors are not taken here (ValueError
     naming the argument: move them to the CPU first).
     """
-def scatter_reduce(values: typing.Any, index: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex, op: str = 'sum', return_arg: bool = False, *, stream: typing.Any = None) -> typing.Any:
+def scatter_reduce(values: typing.Any, index: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex, op: str = 'sum', return_arg: bool = False, *, transposed: bool = False, stream: typing.Any = None) -> typing.Any:
     """
     Reduce each row of values into the output row its index names.
     
@@ -508,6 +508,9 @@ def scatter_reduce(values: typing.Any, index: typing.Any, num_segments: typing.S
     Arrays: NumPy arrays or any DLPack tensor (PyTorch, CuPy, ...), all on one device;
     zero-copy when C-contiguous with the right dtype (CUDA inputs must be), CUDA runs on
     the caller's current stream, results come back in the caller's framework.
+    transposed (keyword): values come as [C, M] (column c of the problem in row c, e.g.
+        reducing the last dimension of a row-major tensor) and out / arg as [C,
+        num_segments]; the values are read once, not copied transposed first.
     stream (keyword): the CUDA stream to run on instead of the caller's current one (see spmm).
     Bad input raises ValueError naming the argument.
     """
