@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'scatter_reduce_backward', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -520,6 +520,21 @@ def scatter_reduce_backward(values: typing.Any, index: typing.Any, op: str, out:
     
     Arguments (tie_rule too) as in segment_reduce_backward, with the forward's index [M]
     instead of offsets.
+    """
+def scatter_softmax(values: typing.Any, index: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex, log: bool = False, eps: typing.SupportsFloat | typing.SupportsIndex = 1e-12, *, stream: typing.Any = None) -> typing.Any:
+    """
+    Softmax (log=True: log-softmax) of each column within the groups of rows an index forms.
+    
+    values: float32, float64, float16 or bfloat16 array [M] or [M, C]. index: integer
+        array [M], any order, every entry in [0, num_segments): row r is in group index[r].
+    Returns out like values: exp(v - m) / z, or with log=True (v - m) - log(z + eps), m the
+    group's max and z the group's sum of exp(v - m) per column (torch_scatter's
+    scatter_softmax / scatter_log_softmax). Three passes, no [M, C] temporary; 16-bit
+    types compute in float and round once.
+    
+    Arrays: NumPy arrays or any DLPack tensor, all on one device (see scatter_reduce).
+    stream (keyword): the CUDA stream to run on instead of the caller's current one.
+    Bad input raises ValueError naming the argument.
     """
 def sddmm_add(offsets: typing.Any, indices: typing.Any, a: typing.Any, b: typing.Any, *, stream: typing.Any = None) -> typing.Any:
     """

@@ -15,6 +15,7 @@ void register_run_length_encode(py::module_& m);
 void register_offsets_from_keys(py::module_& m);
 void register_datasets(py::module_& m);
 void register_scatter_reduce(py::module_& m);
+void register_scatter_softmax(py::module_& m);
 void register_galloping_search(py::module_& m);
 void register_engine(py::module_& m);
 void register_train(py::module_& m);
@@ -42,6 +43,7 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_offsets_from_keys(m);
   edgewise::python::register_datasets(m);
   edgewise::python::register_scatter_reduce(m);
+  edgewise::python::register_scatter_softmax(m);
   edgewise::python::register_galloping_search(m);
   edgewise::python::register_engine(m);
   edgewise::python::register_train(m);
