@@ -521,7 +521,7 @@ def scatter_reduce_backward(values: typing.Any, index: typing.Any, op: str, out:
     Arguments (tie_rule too) as in segment_reduce_backward, with the forward's index [M]
     instead of offsets.
     """
-def scatter_softmax(values: typing.Any, index: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex, log: bool = False, eps: typing.SupportsFloat | typing.SupportsIndex = 1e-12, *, stream: typing.Any = None) -> typing.Any:
+def scatter_softmax(values: typing.Any, index: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex, log: bool = False, eps: typing.SupportsFloat | typing.SupportsIndex = 1e-12, *, transposed: bool = False, stream: typing.Any = None) -> typing.Any:
     """
     Softmax (log=True: log-softmax) of each column within the groups of rows an index forms.
     
@@ -531,6 +531,8 @@ def scatter_softmax(values: typing.Any, index: typing.Any, num_segments: typing.
     group's max and z the group's sum of exp(v - m) per column (torch_scatter's
     scatter_softmax / scatter_log_softmax). Three passes, no [M, C] temporary; 16-bit
     types compute in float and round once.
+    
+    transposed (keyword): values come as [C, M] (groups along the last dimension), out too.
     
     Arrays: NumPy arrays or any DLPack tensor, all on one device (see scatter_reduce).
     stream (keyword): the CUDA stream to run on instead of the caller's current one.

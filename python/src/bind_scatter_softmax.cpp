@@ -16,7 +16,7 @@ using SoftmaxDTypes = DTypes<float, double, Half, BFloat16>;
 
 template <class T, class I>
 py::object scatter_softmax_typed(Call& call, const Array& values, const Array& index, int64_t num_segments,
-                                 SoftmaxKind kind, double eps) {
+                                 SoftmaxKind kind, double eps, bool transposed) {
   MatrixView<const T> v = values.matrix<T>(kOp, "values");
   VectorView<const I> idx = index.vector<I>(kOp, "index");
   const std::vector<int64_t> shape =
@@ -26,22 +26,28 @@ py::object scatter_softmax_typed(Call& call, const Array& values, const Array& i
   Context& ctx = call.context();
   {
     py::gil_scoped_release release;
-    scatter_softmax<T, I>(v, idx, num_segments, kind, eps, out_view, ctx);
+    if (transposed) {
+      scatter_softmax_transposed<T, I>(v, idx, num_segments, kind, eps, out_view, ctx);
+    } else {
+      scatter_softmax<T, I>(v, idx, num_segments, kind, eps, out_view, ctx);
+    }
   }
   return call.result(out);
 }
 
 py::object scatter_softmax_py(const py::object& values_in, const py::object& index_in, int64_t num_segments,
-                              bool log, double eps, const py::object& stream) {
+                              bool log, double eps, bool transposed, const py::object& stream) {
   EW_REQUIRE(num_segments >= 0, kOp, ": num_segments (", num_segments, ") must be >= 0");
   Call call(kOp);
   call.use_stream(stream);
   Array values = call.array(values_in, "values");
   Array index = call.indices(index_in, "index");
+  EW_REQUIRE(!transposed || values.ndim() == 2, kOp, ": transposed needs 2-D values [C, M]");
   const SoftmaxKind kind = log ? SoftmaxKind::LogSoftmax : SoftmaxKind::Softmax;
   return dispatch_dtype(SoftmaxDTypes{}, values, kOp, "values", [&](auto t) {
     return dispatch_index(index, [&](auto i) {
-      return scatter_softmax_typed<decltype(t), decltype(i)>(call, values, index, num_segments, kind, eps);
+      return scatter_softmax_typed<decltype(t), decltype(i)>(call, values, index, num_segments, kind, eps,
+                                                              transposed);
     });
   });
 }
@@ -50,7 +56,8 @@ py::object scatter_softmax_py(const py::object& values_in, const py::object& ind
 
 void register_scatter_softmax(py::module_& m) {
   m.def("scatter_softmax", &scatter_softmax_py, py::arg("values"), py::arg("index"), py::arg("num_segments"),
-        py::arg("log") = false, py::arg("eps") = 1e-12, py::kw_only(), py::arg("stream") = py::none(),
+        py::arg("log") = false, py::arg("eps") = 1e-12, py::kw_only(), py::arg("transposed") = false,
+        py::arg("stream") = py::none(),
         R"doc(Softmax (log=True: log-softmax) of each column within the groups of rows an index forms.
 
 values: float32, float64, float16 or bfloat16 array [M] or [M, C]. index: integer
@@ -59,6 +66,8 @@ Returns out like values: exp(v - m) / z, or with log=True (v - m) - log(z + eps)
 group's max and z the group's sum of exp(v - m) per column (torch_scatter's
 scatter_softmax / scatter_log_softmax). Three passes, no [M, C] temporary; 16-bit
 types compute in float and round once.
+
+transposed (keyword): values come as [C, M] (groups along the last dimension), out too.
 
 Arrays: NumPy arrays or any DLPack tensor, all on one device (see scatter_reduce).
 stream (keyword): the CUDA stream to run on instead of the caller's current one.

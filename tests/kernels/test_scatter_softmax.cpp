@@ -54,6 +54,29 @@ std::vector<T> run_softmax(Device device, const std::vector<T>& values, int64_t 
   return d_out.to_host_vector();
 }
 
+// The transposed entry point on values [M, C] given as [C, M]; returns [M, C].
+template <class T>
+std::vector<T> run_softmax_transposed(Device device, const std::vector<T>& values, int64_t C,
+                                      const std::vector<int64_t>& index, int64_t S, SoftmaxKind kind, double eps) {
+  const int64_t M = static_cast<int64_t>(index.size());
+  std::vector<T> values_t(values.size());
+  for (int64_t r = 0; r < M; ++r) {
+    for (int64_t c = 0; c < C; ++c) values_t[c * M + r] = values[r * C + c];
+  }
+  auto d_values = to_device(values_t, device);
+  auto d_index = to_device(index, device);
+  auto d_out = poisoned<T>(M * C, device);
+  Context ctx(device);
+  scatter_softmax_transposed<T, int64_t>(d_values.matrix(C, M), d_index.view(), S, kind, eps, d_out.matrix(C, M),
+                                         ctx);
+  const auto out_t = d_out.to_host_vector();
+  std::vector<T> out(out_t.size());
+  for (int64_t r = 0; r < M; ++r) {
+    for (int64_t c = 0; c < C; ++c) out[r * C + c] = out_t[c * M + r];
+  }
+  return out;
+}
+
 // Compares elementwise within rtol / atol; NaN must meet NaN.
 template <class T>
 ::testing::AssertionResult near(const std::vector<T>& got, const std::vector<double>& want, double rtol,
@@ -90,6 +113,8 @@ void sweep(Device device, uint64_t salt, double rtol, double atol) {
         SCOPED_TRACE(detail::concat("M=", M, " C=", C, " S=", S, " log=", kind == SoftmaxKind::LogSoftmax));
         const auto want = softmax_oracle(v, C, index, S, kind, 1e-12);
         EXPECT_TRUE(near(run_softmax(device, values, C, index, S, kind, 1e-12), want, rtol, atol));
+        EXPECT_TRUE(near(run_softmax_transposed(device, values, C, index, S, kind, 1e-12), want, rtol, atol))
+            << "(transposed)";
       }
     }
   }
@@ -139,6 +164,8 @@ TEST_P(ScatterSoftmaxTest, ExtremesFollowTorchScatter) {
   EXPECT_EQ(lsm[0], 0.0f);
   EXPECT_EQ(lsm[2], -inf);
   EXPECT_FLOAT_EQ(lsm[7], std::log(0.5f));
+  const auto sm_t = run_softmax_transposed(device(), values, 1, index, 4, SoftmaxKind::Softmax, 1e-12);
+  EXPECT_EQ(std::memcmp(sm_t.data(), sm.data(), sm.size() * sizeof(float)), 0) << "(transposed, C = 1)";
 }
 
 TEST_P(ScatterSoftmaxTest, NoRowsIsANoOp) {

@@ -15,29 +15,32 @@ namespace edgewise {
 namespace {
 constexpr const char* kOp = "scatter_softmax";
 
+// values [M, C] (transposed: values_t [C, M]), out like values.
 template <class T, class I>
 void check_arguments(MatrixView<const T> values, VectorView<const I> index, int64_t S, double eps, MatrixView<T> out,
-                     Context& ctx) {
+                     bool transposed, Context& ctx) {
   using detail::require_device;
-  EW_REQUIRE(values.rows >= 0 && values.cols >= 1, kOp, ": values must be [M, C] with C >= 1 (got [", values.rows,
-             ", ", values.cols, "])");
-  EW_REQUIRE(values.data != nullptr || values.size() == 0, kOp, ": values is null but has ", values.size(),
+  const char* name = transposed ? "values_t" : "values";
+  const int64_t M = transposed ? values.cols : values.rows, C = transposed ? values.rows : values.cols;
+  EW_REQUIRE(M >= 0 && C >= 1, kOp, ": ", name, " must be ", transposed ? "[C, M]" : "[M, C]",
+             " with C >= 1 (got [", values.rows, ", ", values.cols, "])");
+  EW_REQUIRE(values.data != nullptr || values.size() == 0, kOp, ": ", name, " is null but has ", values.size(),
              " elements");
-  EW_REQUIRE(index.size == values.rows, kOp, ": index.size() (", index.size, ") must equal values.rows() (",
-             values.rows, ")");
+  EW_REQUIRE(index.size == M, kOp, ": index.size() (", index.size, ") must equal ", name,
+             transposed ? ".cols() (" : ".rows() (", M, ")");
   EW_REQUIRE(index.data != nullptr || index.size == 0, kOp, ": index is null but has ", index.size, " elements");
   EW_REQUIRE(S >= 0, kOp, ": the number of groups S (", S, ") must be >= 0");
   EW_REQUIRE(out.rows == values.rows && out.cols == values.cols, kOp, ": out must be [", values.rows, ", ",
-             values.cols, "] like values (got [", out.rows, ", ", out.cols, "])");
+             values.cols, "] like ", name, " (got [", out.rows, ", ", out.cols, "])");
   EW_REQUIRE(out.data != nullptr || out.size() == 0, kOp, ": out is null but has ", out.size(), " elements");
   EW_REQUIRE(eps >= 0, kOp, ": eps (", eps, ") must be >= 0");
-  require_device(kOp, "values", values.device, ctx);
+  require_device(kOp, name, values.device, ctx);
   require_device(kOp, "index", index.device, ctx);
   require_device(kOp, "out", out.device, ctx);
   if (ctx.validate) {
     if (index.size > 0) detail::validate_index_range(kOp, "index", index, S, nullptr, ctx);
     using detail::named;
-    detail::require_outputs_disjoint(kOp, {named("out", out)}, {named("values", values), named("index", index)});
+    detail::require_outputs_disjoint(kOp, {named("out", out)}, {named(name, values), named("index", index)});
   }
 }
 
@@ -54,45 +57,73 @@ void unvalidated(Context& ctx, F&& f) {
   }
   ctx.validate = saved;
 }
-}  // namespace
 
+// The three passes on either layout (checked by the caller).
 template <class T, class I>
-void scatter_softmax(MatrixView<const T> values, VectorView<const I> index, int64_t S, SoftmaxKind kind, double eps,
-                     MatrixView<T> out, Context& ctx) {
-  check_arguments(values, index, S, eps, out, ctx);
-  const int64_t M = values.rows, C = values.cols;
+void run(MatrixView<const T> values, VectorView<const I> index, int64_t S, SoftmaxKind kind, double eps,
+         MatrixView<T> out, bool transposed, Context& ctx) {
+  const int64_t M = transposed ? values.cols : values.rows, C = transposed ? values.rows : values.cols;
   if (M == 0) return;
   const Device device = ctx.device();
 #if !EDGEWISE_WITH_CUDA
   if (!device.is_cpu()) detail::throw_built_without_cuda(kOp);
 #endif
+  // Per group and column: [S, C], or [C, S] beside transposed values.
+  const int64_t group_rows = transposed ? C : S, group_cols = transposed ? S : C;
   Buffer<T> group_max(S * C, device), group_sum(S * C, device);
-  const MatrixView<T> max_view(group_max.data(), S, C, device), sum_view(group_sum.data(), S, C, device);
-  unvalidated(ctx, [&] { scatter_reduce<T, I>(values, index, ReduceOp::Max, max_view, {}, ctx); });
+  const MatrixView<T> max_view(group_max.data(), group_rows, group_cols, device);
+  const MatrixView<T> sum_view(group_sum.data(), group_rows, group_cols, device);
+  const auto reduce = [&](MatrixView<const T> v, ReduceOp op, MatrixView<T> into) {
+    unvalidated(ctx, [&] {
+      if (transposed) {
+        scatter_reduce_transposed<T, I>(v, index, op, into, {}, ctx);
+      } else {
+        scatter_reduce<T, I>(v, index, op, into, {}, ctx);
+      }
+    });
+  };
+  reduce(values, ReduceOp::Max, max_view);
   if (device.is_cpu()) {
-    scatter_softmax_detail::exponentials_cpu(values.data, index.data, M, C, group_max.data(), out.data);
+    scatter_softmax_detail::exponentials_cpu(values.data, index.data, M, C, S, transposed, group_max.data(),
+                                             out.data);
   } else {
 #if EDGEWISE_WITH_CUDA
-    scatter_softmax_detail::exponentials_cuda(values.data, index.data, M, C, group_max.data(), out.data, ctx);
+    scatter_softmax_detail::exponentials_cuda(values.data, index.data, M, C, S, transposed, group_max.data(),
+                                              out.data, ctx);
 #endif
   }
-  unvalidated(ctx, [&] {
-    scatter_reduce<T, I>(MatrixView<const T>(out.data, M, C, device), index, ReduceOp::Sum, sum_view, {}, ctx);
-  });
+  reduce(MatrixView<const T>(out.data, out.rows, out.cols, device), ReduceOp::Sum, sum_view);
   if (device.is_cpu()) {
-    scatter_softmax_detail::normalise_cpu(values.data, index.data, M, C, S, group_max.data(), group_sum.data(), kind,
-                                          eps, out.data);
+    scatter_softmax_detail::normalise_cpu(values.data, index.data, M, C, S, transposed, group_max.data(),
+                                          group_sum.data(), kind, eps, out.data);
   } else {
 #if EDGEWISE_WITH_CUDA
-    scatter_softmax_detail::normalise_cuda(values.data, index.data, M, C, S, group_max.data(), group_sum.data(), kind,
-                                           eps, out.data, ctx);
+    scatter_softmax_detail::normalise_cuda(values.data, index.data, M, C, S, transposed, group_max.data(),
+                                           group_sum.data(), kind, eps, out.data, ctx);
 #endif
   }
+}
+}  // namespace
+
+template <class T, class I>
+void scatter_softmax(MatrixView<const T> values, VectorView<const I> index, int64_t S, SoftmaxKind kind, double eps,
+                     MatrixView<T> out, Context& ctx) {
+  check_arguments(values, index, S, eps, out, false, ctx);
+  run(values, index, S, kind, eps, out, false, ctx);
+}
+
+template <class T, class I>
+void scatter_softmax_transposed(MatrixView<const T> values_t, VectorView<const I> index, int64_t S, SoftmaxKind kind,
+                                double eps, MatrixView<T> out_t, Context& ctx) {
+  check_arguments(values_t, index, S, eps, out_t, true, ctx);
+  run(values_t, index, S, kind, eps, out_t, true, ctx);
 }
 
 #define EW_INSTANTIATE_INDEX(T, I)                                                                            \
   template void scatter_softmax<T, I>(MatrixView<const T>, VectorView<const I>, int64_t, SoftmaxKind, double, \
-                                      MatrixView<T>, Context&);
+                                      MatrixView<T>, Context&);                                               \
+  template void scatter_softmax_transposed<T, I>(MatrixView<const T>, VectorView<const I>, int64_t, SoftmaxKind, \
+                                                 double, MatrixView<T>, Context&);
 #define EW_INSTANTIATE(T) EW_INSTANTIATE_INDEX(T, int32_t) EW_INSTANTIATE_INDEX(T, int64_t)
 EW_INSTANTIATE(float)
 EW_INSTANTIATE(double)

@@ -12,34 +12,38 @@ namespace edgewise::scatter_softmax_detail {
 
 // The CPU passes, one copy per ISA level (float; other types: baseline only)
 // (scatter_softmax_cpu.cpp; cpu_isa/dispatch.hpp):
+// values and out are [M, C] with groups [S, C], or with `transposed` [C, M] and [C, S].
 //  exponentials: out[r, c] = exp(values[r, c] - group_max[index[r], c]).
 //  normalise, Softmax: out[r, c] /= group_sum[index[r], c]. LogSoftmax: group_sum becomes
 //    log(group_sum + eps) (once per group), then out[r, c] = (values[r, c] -
 //    group_max[index[r], c]) - group_sum[index[r], c].
 EW_DECLARE_PER_CPU_ISA(
     template <class T, class I>
-    void exponentials_cpu(const T* values, const I* index, int64_t M, int64_t C, const T* group_max, T* out);
+    void exponentials_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_t S, bool transposed,
+                          const T* group_max, T* out);
     template <class T, class I>
-    void normalise_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_t S, const T* group_max,
-                       T* group_sum, SoftmaxKind kind, double eps, T* out);)
+    void normalise_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_t S, bool transposed,
+                       const T* group_max, T* group_sum, SoftmaxKind kind, double eps, T* out);)
 
 template <class T, class I>
-void exponentials_cpu(const T* values, const I* index, int64_t M, int64_t C, const T* group_max, T* out) {
-  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, exponentials_cpu, values, index, M, C, group_max, out);
+void exponentials_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_t S, bool transposed,
+                      const T* group_max, T* out) {
+  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, exponentials_cpu, values, index, M, C, S, transposed, group_max,
+                         out);
 }
 template <class T, class I>
-void normalise_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_t S, const T* group_max,
-                   T* group_sum, SoftmaxKind kind, double eps, T* out) {
-  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, normalise_cpu, values, index, M, C, S, group_max, group_sum, kind,
-                         eps, out);
+void normalise_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_t S, bool transposed,
+                   const T* group_max, T* group_sum, SoftmaxKind kind, double eps, T* out) {
+  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, normalise_cpu, values, index, M, C, S, transposed, group_max,
+                         group_sum, kind, eps, out);
 }
 
 // The same passes on CUDA (scatter_softmax_cuda.cu).
 template <class T, class I>
-void exponentials_cuda(const T* values, const I* index, int64_t M, int64_t C, const T* group_max, T* out,
-                       Context& ctx);
+void exponentials_cuda(const T* values, const I* index, int64_t M, int64_t C, int64_t S, bool transposed,
+                       const T* group_max, T* out, Context& ctx);
 template <class T, class I>
-void normalise_cuda(const T* values, const I* index, int64_t M, int64_t C, int64_t S, const T* group_max,
-                    T* group_sum, SoftmaxKind kind, double eps, T* out, Context& ctx);
+void normalise_cuda(const T* values, const I* index, int64_t M, int64_t C, int64_t S, bool transposed,
+                    const T* group_max, T* group_sum, SoftmaxKind kind, double eps, T* out, Context& ctx);
 
 }  // namespace edgewise::scatter_softmax_detail

@@ -13,13 +13,21 @@ namespace edgewise::scatter_softmax_detail {
 namespace {
 constexpr int kThreads = 256;
 
+// The position of element i's group entry: [M, C] values with [S, C] groups, or
+// transposed [C, M] with [C, S].
+template <class I>
+__device__ __forceinline__ int64_t group_of(const I* index, int64_t i, int64_t M, int64_t C, int64_t S,
+                                            bool transposed) {
+  return transposed ? i / M * S + static_cast<int64_t>(index[i % M]) : static_cast<int64_t>(index[i / C]) * C + i % C;
+}
+
 template <class T, class I>
 __global__ void __launch_bounds__(kThreads)
-    exponentials_kernel(const T* __restrict__ values, const I* __restrict__ index, int64_t total, int64_t C,
-                        const T* __restrict__ group_max, T* __restrict__ out) {
+    exponentials_kernel(const T* __restrict__ values, const I* __restrict__ index, int64_t M, int64_t C, int64_t S,
+                        bool transposed, const T* __restrict__ group_max, T* __restrict__ out) {
   using F = Compute<T>;
-  for (int64_t i = detail::grid_thread_index(); i < total; i += detail::grid_thread_count()) {
-    const int64_t g = static_cast<int64_t>(index[i / C]) * C + i % C;
+  for (int64_t i = detail::grid_thread_index(); i < M * C; i += detail::grid_thread_count()) {
+    const int64_t g = group_of(index, i, M, C, S, transposed);
     out[i] = T(exp(static_cast<F>(values[i]) - static_cast<F>(group_max[g])));
   }
 }
@@ -34,11 +42,11 @@ __global__ void __launch_bounds__(kThreads) log_of_sums_kernel(T* __restrict__ g
 // log_softmax: group_sum holds log(z + eps) (log_of_sums_kernel ran first).
 template <class T, class I>
 __global__ void __launch_bounds__(kThreads)
-    normalise_kernel(const T* __restrict__ values, const I* __restrict__ index, int64_t total, int64_t C,
-                     const T* __restrict__ group_max, const T* __restrict__ group_sum, bool log_softmax,
-                     T* __restrict__ out) {
-  for (int64_t i = detail::grid_thread_index(); i < total; i += detail::grid_thread_count()) {
-    const int64_t g = static_cast<int64_t>(index[i / C]) * C + i % C;
+    normalise_kernel(const T* __restrict__ values, const I* __restrict__ index, int64_t M, int64_t C, int64_t S,
+                     bool transposed, const T* __restrict__ group_max, const T* __restrict__ group_sum,
+                     bool log_softmax, T* __restrict__ out) {
+  for (int64_t i = detail::grid_thread_index(); i < M * C; i += detail::grid_thread_count()) {
+    const int64_t g = group_of(index, i, M, C, S, transposed);
     out[i] = log_softmax ? log_softmax_value(values[i], group_max[g], group_sum[g])
                          : softmax_value(out[i], group_sum[g]);
   }
@@ -46,19 +54,19 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 template <class T, class I>
-void exponentials_cuda(const T* values, const I* index, int64_t M, int64_t C, const T* group_max, T* out,
-                       Context& ctx) {
+void exponentials_cuda(const T* values, const I* index, int64_t M, int64_t C, int64_t S, bool transposed,
+                       const T* group_max, T* out, Context& ctx) {
   EW_CUDA_CHECK(cudaSetDevice(ctx.device().index));
   cudaStream_t stream = detail::as_stream(ctx.stream());
   const int64_t total = M * C;
-  exponentials_kernel<T, I><<<detail::grid_size(total, kThreads), kThreads, 0, stream>>>(values, index, total, C,
-                                                                                          group_max, out);
+  exponentials_kernel<T, I><<<detail::grid_size(total, kThreads), kThreads, 0, stream>>>(
+      values, index, M, C, S, transposed, group_max, out);
   EW_CUDA_CHECK_LAUNCH(stream);
 }
 
 template <class T, class I>
-void normalise_cuda(const T* values, const I* index, int64_t M, int64_t C, int64_t S, const T* group_max,
-                    T* group_sum, SoftmaxKind kind, double eps, T* out, Context& ctx) {
+void normalise_cuda(const T* values, const I* index, int64_t M, int64_t C, int64_t S, bool transposed,
+                    const T* group_max, T* group_sum, SoftmaxKind kind, double eps, T* out, Context& ctx) {
   EW_CUDA_CHECK(cudaSetDevice(ctx.device().index));
   cudaStream_t stream = detail::as_stream(ctx.stream());
   const int64_t total = M * C;
@@ -68,16 +76,17 @@ void normalise_cuda(const T* values, const I* index, int64_t M, int64_t C, int64
     EW_CUDA_CHECK_LAUNCH(stream);
   }
   normalise_kernel<T, I><<<detail::grid_size(total, kThreads), kThreads, 0, stream>>>(
-      values, index, total, C, group_max, group_sum, log_softmax, out);
+      values, index, M, C, S, transposed, group_max, group_sum, log_softmax, out);
   EW_CUDA_CHECK_LAUNCH(stream);
   // The group buffers are freed when scatter_softmax returns: wait for the kernels.
   EW_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 #define EW_INSTANTIATE_INDEX(T, I)                                                                               \
-  template void exponentials_cuda<T, I>(const T*, const I*, int64_t, int64_t, const T*, T*, Context&);         \
-  template void normalise_cuda<T, I>(const T*, const I*, int64_t, int64_t, int64_t, const T*, T*, SoftmaxKind, \
-                                     double, T*, Context&);
+  template void exponentials_cuda<T, I>(const T*, const I*, int64_t, int64_t, int64_t, bool, const T*, T*,   \
+                                        Context&);                                                           \
+  template void normalise_cuda<T, I>(const T*, const I*, int64_t, int64_t, int64_t, bool, const T*, T*,      \
+                                     SoftmaxKind, double, T*, Context&);
 #define EW_INSTANTIATE(T) EW_INSTANTIATE_INDEX(T, int32_t) EW_INSTANTIATE_INDEX(T, int64_t)
 EW_INSTANTIATE(float)
 EW_INSTANTIATE(double)

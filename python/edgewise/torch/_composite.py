@@ -131,18 +131,24 @@ def _recentered_exps(p: _scatter.Problem, op: str) -> Tuple[Tensor, Tensor]:
     return recentered, torch.exp(recentered, out=exps)
 
 
+_FUSED_DTYPES = (torch.float32, torch.float64)  # 16-bit types: torch's vectorised ops below are faster
+
+
 def _fused_softmax(p: _scatter.Problem, log: bool, eps: float, op: str) -> Optional[Tensor]:
-    """[1, D, B]: (log-)softmax by edgewise's scatter_softmax kernel (three passes over
-    the rows, no [D, B] temporaries) when the problem is one [D, B] matrix grouped by a
-    1-D index and no gradient is recorded (nor traced); None otherwise."""
+    """(log-)softmax by edgewise's scatter_softmax kernel (three passes over the values,
+    no temporaries of their size) when the problem is one matrix grouped by a 1-D index:
+    [1, D, B] directly, [A, D, 1] (the last dimension) in the kernel's transposed layout;
+    float32 / float64, no gradient recorded nor traced. None otherwise."""
     A, D, B = p.src3.shape
     Ai, _, Bi = p.index3.shape
-    if A != 1 or Ai != 1 or Bi != 1 or D == 0 or torch.compiler.is_compiling() or _grad_needed(p.src3):
+    if (Ai != 1 or Bi != 1 or D == 0 or (A != 1 and B != 1) or p.src3.dtype not in _FUSED_DTYPES
+            or torch.compiler.is_compiling() or _grad_needed(p.src3)):
         return None
-    values = p.src3.reshape(D, B).contiguous()
+    transposed = A != 1
+    values = (p.src3.reshape(A, D) if transposed else p.src3.reshape(D, B)).contiguous()
     out = _reduce_ops._kernel("scatter_softmax", values, p.index3.reshape(D), p.size, caller=op,
-                              device=values.device, log=log, eps=eps)
-    return out.view(1, D, B)
+                              device=values.device, log=log, eps=eps, transposed=transposed)
+    return out.view(A, D, B)
 
 
 def scatter_softmax(src: Tensor, index: Tensor, dim: int = -1, dim_size: Optional[int] = None) -> Tensor:
@@ -150,12 +156,13 @@ def scatter_softmax(src: Tensor, index: Tensor, dim: int = -1, dim_size: Optiona
     exp(x - max) / sum exp(x - max); src's shape."""
     op = "scatter_softmax"
     _floating(op, src)
-    wide = _Wide(_scatter.prepare(src, index, dim, None, dim_size, op, floating_only=True))
+    outer = _scatter.prepare(src, index, dim, None, dim_size, op, floating_only=True)
+    fused = _fused_softmax(outer, False, 0.0, op)
+    if fused is not None:
+        return outer.result(fused)
+    wide = _Wide(outer)
     p = wide.problem
     D = p.layout.D
-    fused = _fused_softmax(p, False, 0.0, op)
-    if fused is not None:
-        return p.result(wide.src(fused))
     if _grad_needed(p.src3):
         exps = _recentered_exps(p, op)[1]
         sums3 = _reduce_ops.scatter_reduce(exps, p.index3, p.size, "sum", False, op)
@@ -172,12 +179,13 @@ def scatter_log_softmax(src: Tensor, index: Tensor, dim: int = -1, eps: float = 
     (x - max) - log(sum exp(x - max) + eps); src's shape."""
     op = "scatter_log_softmax"
     _floating(op, src)
-    wide = _Wide(_scatter.prepare(src, index, dim, None, dim_size, op, floating_only=True))
+    outer = _scatter.prepare(src, index, dim, None, dim_size, op, floating_only=True)
+    fused = _fused_softmax(outer, True, eps, op)
+    if fused is not None:
+        return outer.result(fused)
+    wide = _Wide(outer)
     p = wide.problem
     D = p.layout.D
-    fused = _fused_softmax(p, True, eps, op)
-    if fused is not None:
-        return p.result(wide.src(fused))
     recentered, exps = _recentered_exps(p, op)
     sums3 = _reduce_ops.scatter_reduce(exps, p.index3, p.size, "sum", False, op)
     normalizer = _pick((sums3 + eps).log(), p.index3, D)

@@ -37,9 +37,18 @@ template <class T, class I>
 void scatter_softmax(MatrixView<const T> values, VectorView<const I> index, int64_t S, SoftmaxKind kind, double eps,
                      MatrixView<T> out, Context& ctx);
 
+// The same on values given transposed, values_t [C, M] -> out_t [C, M] (softmax along
+// the last dimension of a row-major tensor, torch_scatter's dim = -1), without a
+// transposed copy: the group reductions are scatter_reduce_transposed's.
+template <class T, class I>
+void scatter_softmax_transposed(MatrixView<const T> values_t, VectorView<const I> index, int64_t S, SoftmaxKind kind,
+                                double eps, MatrixView<T> out_t, Context& ctx);
+
 #define EW_SCATTER_SOFTMAX_EXTERN_INDEX(T, I)                                                                   \
   extern template void scatter_softmax<T, I>(MatrixView<const T>, VectorView<const I>, int64_t, SoftmaxKind, \
-                                             double, MatrixView<T>, Context&);
+                                             double, MatrixView<T>, Context&);                 \
+  extern template void scatter_softmax_transposed<T, I>(MatrixView<const T>, VectorView<const I>, int64_t,    \
+                                                        SoftmaxKind, double, MatrixView<T>, Context&);
 #define EW_SCATTER_SOFTMAX_EXTERN(T) \
   EW_SCATTER_SOFTMAX_EXTERN_INDEX(T, int32_t) EW_SCATTER_SOFTMAX_EXTERN_INDEX(T, int64_t)
 EW_SCATTER_SOFTMAX_EXTERN(float)
