@@ -26,29 +26,39 @@ inline F exp_of_nonpositive(F x) {
 }
 }  // namespace
 
-// Calls f(element, group) for every element of values, each with the position of its
-// group's entry in the [S, C] (transposed: [C, S]) group arrays; the inner loop runs
-// along contiguous elements so that it vectorises.
+// Row-major values [M, C], groups [S, C]: f(element, group entry) along each row.
 template <class I, class F>
-inline void for_each_element(const I* index, int64_t M, int64_t C, int64_t S, bool transposed, F&& f) {
-  if (!transposed) {
+inline void for_each_row_major(const I* index, int64_t M, int64_t C, F&& f) {
 #pragma omp for schedule(static)
-    for (int64_t r = 0; r < M; ++r) {
-      const int64_t row = r * C, group = static_cast<int64_t>(index[r]) * C;
+  for (int64_t r = 0; r < M; ++r) {
+    const int64_t row = r * C, group = static_cast<int64_t>(index[r]) * C;
 #pragma omp simd
-      for (int64_t c = 0; c < C; ++c) f(row + c, group + c);
-    }
-    return;
+    for (int64_t c = 0; c < C; ++c) f(row + c, group + c);
   }
-  // [C, M]: blocks of a row of values, all gathering from one row of the groups (in cache).
-  constexpr int64_t kBlock = 4096;
-  const int64_t blocks = (M + kBlock - 1) / kBlock;
+}
+
+// Transposed values [C, M], groups [C, S], in blocks of a row of values: the block's
+// group entries are gathered into contiguous buffers first (a scalar loop over a group
+// row that stays in cache), so that f(element, position in the block) vectorises (GCC
+// does not vectorise the gather itself). `rows` are the group arrays to gather from.
+constexpr int64_t kTransposedBlock = 1024;
+
+template <class T, class I, int N, class F>
+inline void for_each_transposed(const I* index, int64_t M, int64_t C, int64_t S, const T* const (&rows)[N],
+                                F&& f) {
+  const int64_t blocks = (M + kTransposedBlock - 1) / kTransposedBlock;
+  T gathered[N][kTransposedBlock];
 #pragma omp for schedule(static)
   for (int64_t b = 0; b < C * blocks; ++b) {
-    const int64_t c = b / blocks, r0 = b % blocks * kBlock, r1 = std::min(M, r0 + kBlock);
-    const int64_t row = c * M, group = c * S;
+    const int64_t c = b / blocks, r0 = b % blocks * kTransposedBlock;
+    const int64_t n = std::min(kTransposedBlock, M - r0);
+    for (int k = 0; k < N; ++k) {
+      const T* group_row = rows[k] + c * S;
+      for (int64_t q = 0; q < n; ++q) gathered[k][q] = group_row[static_cast<int64_t>(index[r0 + q])];
+    }
+    const int64_t first = c * M + r0;
 #pragma omp simd
-    for (int64_t r = r0; r < r1; ++r) f(row + r, group + static_cast<int64_t>(index[r]));
+    for (int64_t q = 0; q < n; ++q) f(first + q, gathered, q);
   }
 }
 
@@ -56,10 +66,18 @@ template <class T, class I>
 void exponentials_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_t S, bool transposed,
                       const T* group_max, T* out) {
   using F = Compute<T>;
+  const auto exp_at = [&](int64_t i, T max) {
+    out[i] = T(exp_of_nonpositive<F>(static_cast<F>(values[i]) - static_cast<F>(max)));
+  };
 #pragma omp parallel
-  for_each_element(index, M, C, S, transposed, [&](int64_t i, int64_t g) {
-    out[i] = T(exp_of_nonpositive<F>(static_cast<F>(values[i]) - static_cast<F>(group_max[g])));
-  });
+  {
+    if (transposed) {
+      const T* const rows[1] = {group_max};
+      for_each_transposed(index, M, C, S, rows, [&](int64_t i, auto& g, int64_t q) { exp_at(i, g[0][q]); });
+    } else {
+      for_each_row_major(index, M, C, [&](int64_t i, int64_t g) { exp_at(i, group_max[g]); });
+    }
+  }
 }
 
 template <class T, class I>
@@ -68,14 +86,26 @@ void normalise_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_
 #pragma omp parallel
   {
     if (kind == SoftmaxKind::Softmax) {
-      for_each_element(index, M, C, S, transposed,
-                       [&](int64_t i, int64_t g) { out[i] = softmax_value(out[i], group_sum[g]); });
+      if (transposed) {
+        const T* const rows[1] = {group_sum};
+        for_each_transposed(index, M, C, S, rows,
+                            [&](int64_t i, auto& g, int64_t q) { out[i] = softmax_value(out[i], g[0][q]); });
+      } else {
+        for_each_row_major(index, M, C, [&](int64_t i, int64_t g) { out[i] = softmax_value(out[i], group_sum[g]); });
+      }
     } else {
 #pragma omp for schedule(static)
       for (int64_t i = 0; i < S * C; ++i) group_sum[i] = log_of_sum(group_sum[i], eps);
-      for_each_element(index, M, C, S, transposed, [&](int64_t i, int64_t g) {
-        out[i] = log_softmax_value(values[i], group_max[g], group_sum[g]);
-      });
+      if (transposed) {
+        const T* const rows[2] = {group_max, group_sum};
+        for_each_transposed(index, M, C, S, rows, [&](int64_t i, auto& g, int64_t q) {
+          out[i] = log_softmax_value(values[i], g[0][q], g[1][q]);
+        });
+      } else {
+        for_each_row_major(index, M, C, [&](int64_t i, int64_t g) {
+          out[i] = log_softmax_value(values[i], group_max[g], group_sum[g]);
+        });
+      }
     }
   }
 }
