@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_logsumexp', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -486,6 +486,15 @@ def run_length_encode(keys: typing.Any) -> typing.Any:
     Chunks may be NumPy arrays or CPU DLPack tensors (torch in -> torch out, read
     without a copy when C-contiguous); CUDA tensors are not taken here (ValueError
     naming the argument: move them to the CPU first).
+    """
+def scatter_logsumexp(values: typing.Any, index: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex = 1e-12, *, transposed: bool = False, stream: typing.Any = None) -> typing.Any:
+    """
+    log(sum exp(values - m) + eps) + m per index group and column (m: the group's max).
+    
+    values: float32, float64, float16 or bfloat16 array [M, C] (transposed=True: [C, M]).
+    index: integer array [M] in [0, num_segments). Returns [num_segments, C] ([C,
+    num_segments] when transposed): torch_scatter 2.1.2's formula, 0 for an empty or all
+    -inf group; a NaN value makes its group's column NaN. Bad input raises ValueError.
     """
 def scatter_reduce(values: typing.Any, index: typing.Any, num_segments: typing.SupportsInt | typing.SupportsIndex, op: str = 'sum', return_arg: bool = False, *, transposed: bool = False, stream: typing.Any = None) -> typing.Any:
     """

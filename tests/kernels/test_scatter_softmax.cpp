@@ -207,6 +207,87 @@ TEST_P(ScatterSoftmaxTest, BadInputThrowsNamingTheArgumentAndLeavesOutUntouched)
   }
 }
 
+// logsumexp per group and column, both layouts, against the oracle's max and sum:
+// empty and all -inf groups give 0, a NaN element NaN.
+TEST_P(ScatterSoftmaxTest, LogSumExpMatchesTheOracleInBothLayouts) {
+  auto rng = rng_for(7);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t C : {1, 5}) {
+    const int64_t M = 3000, S = 41;
+    std::vector<double> v(static_cast<size_t>(M * C));
+    std::uniform_real_distribution<double> value(-40, 40);
+    for (auto& x : v) x = static_cast<float>(value(rng));
+    std::vector<int64_t> index(M);
+    std::uniform_int_distribution<int64_t> any(0, S - 4);  // groups S-3 .. S-1 empty
+    for (auto& i : index) i = any(rng);
+    index[0] = index[1] = S - 3;  // group S-3: all -inf
+    for (int64_t c = 0; c < C; ++c) v[0 * C + c] = v[1 * C + c] = -inf;
+    v[2 * C] = std::nan("");  // column 0 of index[2]'s group: NaN
+    std::vector<double> want(S * C);
+    for (int64_t g = 0; g < S; ++g) {
+      for (int64_t c = 0; c < C; ++c) {
+        double m = -inf, z = 0;
+        bool nan = false, any_row = false;
+        for (int64_t r = 0; r < M; ++r) {
+          if (index[r] != g) continue;
+          any_row = true;
+          nan = nan || std::isnan(v[r * C + c]);
+          m = std::max(m, v[r * C + c]);
+        }
+        for (int64_t r = 0; r < M; ++r) {
+          if (index[r] != g) continue;
+          const double e = std::exp(v[r * C + c] - m);
+          z += std::isnan(e) ? 0 : e;
+        }
+        want[g * C + c] = nan ? std::nan("") : (!any_row || z == 0) ? 0.0 : std::log(z + 1e-12) + m;
+      }
+    }
+    const std::vector<float> values(v.begin(), v.end());
+    std::vector<float> values_t(values.size());
+    for (int64_t r = 0; r < M; ++r) {
+      for (int64_t c = 0; c < C; ++c) values_t[c * M + r] = values[r * C + c];
+    }
+    for (bool transposed : {false, true}) {
+      auto d_values = to_device(transposed ? values_t : values, device());
+      auto d_index = to_device(index, device());
+      auto d_out = poisoned<float>(S * C, device());
+      Context ctx(device());
+      const auto view = transposed ? d_values.matrix(C, M) : d_values.matrix(M, C);
+      scatter_logsumexp<float, int64_t>(view, d_index.view(), S, 1e-12,
+                                        transposed ? d_out.matrix(C, S) : d_out.matrix(S, C), transposed, ctx);
+      auto got = d_out.to_host_vector();
+      if (transposed) {
+        std::vector<float> back(got.size());
+        for (int64_t g = 0; g < S; ++g) {
+          for (int64_t c = 0; c < C; ++c) back[g * C + c] = got[c * S + g];
+        }
+        got = back;
+      }
+      EXPECT_TRUE(near(got, want, 1e-5, 1e-5)) << "C=" << C << " transposed=" << transposed;
+    }
+  }
+}
+
+TEST_P(ScatterSoftmaxTest, LogSumExpOfNoRowsIsZeroAndAWrongOutShapeIsAnError) {
+  auto d_values = to_device(std::vector<float>{}, device());
+  auto d_index = to_device(std::vector<int64_t>{}, device());
+  auto d_out = poisoned<float>(6, device());
+  Context ctx(device());
+  scatter_logsumexp<float, int64_t>(d_values.matrix(0, 2), d_index.view(), 3, 1e-12, d_out.matrix(3, 2), false, ctx);
+  EXPECT_EQ(d_out.to_host_vector(), std::vector<float>(6, 0.0f));
+  auto values = to_device(std::vector<float>{1, 2, 3, 4}, device());
+  auto index = to_device(std::vector<int64_t>{0, 1}, device());
+  auto out = poisoned<float>(6, device());
+  const auto before = out.to_host_vector();
+  try {
+    scatter_logsumexp<float, int64_t>(values.matrix(2, 2), index.view(), 2, 1e-12, out.matrix(3, 2), false, ctx);
+    ADD_FAILURE() << "no error for a [3, 2] out";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("out must be [2, 2]"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(std::memcmp(out.to_host_vector().data(), before.data(), before.size() * sizeof(float)), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ScatterSoftmaxTest, testing::ValuesIn(all_devices()), device_name);
 
 }  // namespace

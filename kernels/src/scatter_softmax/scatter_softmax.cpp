@@ -15,10 +15,11 @@ namespace edgewise {
 namespace {
 constexpr const char* kOp = "scatter_softmax";
 
-// values [M, C] (transposed: values_t [C, M]), out like values.
+// values [M, C] (transposed: values_t [C, M]); out like values, or with per_group
+// [S, C] (transposed: [C, S]).
 template <class T, class I>
 void check_arguments(MatrixView<const T> values, VectorView<const I> index, int64_t S, double eps, MatrixView<T> out,
-                     bool transposed, Context& ctx) {
+                     bool transposed, bool per_group, Context& ctx) {
   using detail::require_device;
   const char* name = transposed ? "values_t" : "values";
   const int64_t M = transposed ? values.cols : values.rows, C = transposed ? values.rows : values.cols;
@@ -30,8 +31,14 @@ void check_arguments(MatrixView<const T> values, VectorView<const I> index, int6
              transposed ? ".cols() (" : ".rows() (", M, ")");
   EW_REQUIRE(index.data != nullptr || index.size == 0, kOp, ": index is null but has ", index.size, " elements");
   EW_REQUIRE(S >= 0, kOp, ": the number of groups S (", S, ") must be >= 0");
-  EW_REQUIRE(out.rows == values.rows && out.cols == values.cols, kOp, ": out must be [", values.rows, ", ",
-             values.cols, "] like ", name, " (got [", out.rows, ", ", out.cols, "])");
+  if (per_group) {
+    const int64_t rows = transposed ? C : S, cols = transposed ? S : C;
+    EW_REQUIRE(out.rows == rows && out.cols == cols, kOp, ": out must be [", rows, ", ", cols, "] (", transposed ? "C, S" : "S, C",
+               "; got [", out.rows, ", ", out.cols, "])");
+  } else {
+    EW_REQUIRE(out.rows == values.rows && out.cols == values.cols, kOp, ": out must be [", values.rows, ", ",
+               values.cols, "] like ", name, " (got [", out.rows, ", ", out.cols, "])");
+  }
   EW_REQUIRE(out.data != nullptr || out.size() == 0, kOp, ": out is null but has ", out.size(), " elements");
   EW_REQUIRE(eps >= 0, kOp, ": eps (", eps, ") must be >= 0");
   require_device(kOp, name, values.device, ctx);
@@ -58,19 +65,25 @@ void unvalidated(Context& ctx, F&& f) {
   ctx.validate = saved;
 }
 
-// The three passes on either layout (checked by the caller).
+// The passes on either layout (arguments checked by the caller). Softmax / LogSoftmax
+// write out like values; logsumexp (out [S, C], transposed [C, S]) writes the
+// exponentials to a temporary instead and finalises per group.
 template <class T, class I>
-void run(MatrixView<const T> values, VectorView<const I> index, int64_t S, SoftmaxKind kind, double eps,
-         MatrixView<T> out, bool transposed, Context& ctx) {
+void run(MatrixView<const T> values, VectorView<const I> index, int64_t S, SoftmaxKind kind, bool logsumexp,
+         double eps, MatrixView<T> out, bool transposed, Context& ctx) {
   const int64_t M = transposed ? values.cols : values.rows, C = transposed ? values.rows : values.cols;
-  if (M == 0) return;
   const Device device = ctx.device();
 #if !EDGEWISE_WITH_CUDA
   if (!device.is_cpu()) detail::throw_built_without_cuda(kOp);
 #endif
+  if (M == 0) {  // softmax: nothing to write; logsumexp: every group is empty (0)
+    if (logsumexp) fill_bytes(out.data, device, 0, static_cast<std::size_t>(out.size()) * sizeof(T), ctx.stream());
+    return;
+  }
   // Per group and column: [S, C], or [C, S] beside transposed values.
   const int64_t group_rows = transposed ? C : S, group_cols = transposed ? S : C;
-  Buffer<T> group_max(S * C, device), group_sum(S * C, device);
+  Buffer<T> group_max(S * C, device), group_sum(S * C, device), scratch(logsumexp ? M * C : 0, device);
+  T* exps = logsumexp ? scratch.data() : out.data;
   const MatrixView<T> max_view(group_max.data(), group_rows, group_cols, device);
   const MatrixView<T> sum_view(group_sum.data(), group_rows, group_cols, device);
   const auto reduce = [&](MatrixView<const T> v, ReduceOp op, MatrixView<T> into) {
@@ -84,15 +97,25 @@ void run(MatrixView<const T> values, VectorView<const I> index, int64_t S, Softm
   };
   reduce(values, ReduceOp::Max, max_view);
   if (device.is_cpu()) {
-    scatter_softmax_detail::exponentials_cpu(values.data, index.data, M, C, S, transposed, group_max.data(),
-                                             out.data);
+    scatter_softmax_detail::exponentials_cpu(values.data, index.data, M, C, S, transposed, logsumexp,
+                                             group_max.data(), exps);
   } else {
 #if EDGEWISE_WITH_CUDA
-    scatter_softmax_detail::exponentials_cuda(values.data, index.data, M, C, S, transposed, group_max.data(),
-                                              out.data, ctx);
+    scatter_softmax_detail::exponentials_cuda(values.data, index.data, M, C, S, transposed, logsumexp,
+                                              group_max.data(), exps, ctx);
 #endif
   }
-  reduce(MatrixView<const T>(out.data, out.rows, out.cols, device), ReduceOp::Sum, sum_view);
+  reduce(MatrixView<const T>(exps, values.rows, values.cols, device), ReduceOp::Sum, sum_view);
+  if (logsumexp) {
+    if (device.is_cpu()) {
+      scatter_softmax_detail::logsumexp_finalise_cpu(group_max.data(), group_sum.data(), S * C, eps, out.data);
+    } else {
+#if EDGEWISE_WITH_CUDA
+      scatter_softmax_detail::logsumexp_finalise_cuda(group_max.data(), group_sum.data(), S * C, eps, out.data, ctx);
+#endif
+    }
+    return;
+  }
   if (device.is_cpu()) {
     scatter_softmax_detail::normalise_cpu(values.data, index.data, M, C, S, transposed, group_max.data(),
                                           group_sum.data(), kind, eps, out.data);
@@ -103,27 +126,37 @@ void run(MatrixView<const T> values, VectorView<const I> index, int64_t S, Softm
 #endif
   }
 }
+
 }  // namespace
 
 template <class T, class I>
 void scatter_softmax(MatrixView<const T> values, VectorView<const I> index, int64_t S, SoftmaxKind kind, double eps,
                      MatrixView<T> out, Context& ctx) {
-  check_arguments(values, index, S, eps, out, false, ctx);
-  run(values, index, S, kind, eps, out, false, ctx);
+  check_arguments(values, index, S, eps, out, false, false, ctx);
+  run(values, index, S, kind, false, eps, out, false, ctx);
 }
 
 template <class T, class I>
 void scatter_softmax_transposed(MatrixView<const T> values_t, VectorView<const I> index, int64_t S, SoftmaxKind kind,
                                 double eps, MatrixView<T> out_t, Context& ctx) {
-  check_arguments(values_t, index, S, eps, out_t, true, ctx);
-  run(values_t, index, S, kind, eps, out_t, true, ctx);
+  check_arguments(values_t, index, S, eps, out_t, true, false, ctx);
+  run(values_t, index, S, kind, false, eps, out_t, true, ctx);
+}
+
+template <class T, class I>
+void scatter_logsumexp(MatrixView<const T> values, VectorView<const I> index, int64_t S, double eps,
+                       MatrixView<T> out, bool transposed, Context& ctx) {
+  check_arguments(values, index, S, eps, out, transposed, true, ctx);
+  run(values, index, S, SoftmaxKind::Softmax, true, eps, out, transposed, ctx);
 }
 
 #define EW_INSTANTIATE_INDEX(T, I)                                                                            \
   template void scatter_softmax<T, I>(MatrixView<const T>, VectorView<const I>, int64_t, SoftmaxKind, double, \
                                       MatrixView<T>, Context&);                                               \
   template void scatter_softmax_transposed<T, I>(MatrixView<const T>, VectorView<const I>, int64_t, SoftmaxKind, \
-                                                 double, MatrixView<T>, Context&);
+                                                 double, MatrixView<T>, Context&);                                \
+  template void scatter_logsumexp<T, I>(MatrixView<const T>, VectorView<const I>, int64_t, double, MatrixView<T>,  \
+                                        bool, Context&);
 #define EW_INSTANTIATE(T) EW_INSTANTIATE_INDEX(T, int32_t) EW_INSTANTIATE_INDEX(T, int64_t)
 EW_INSTANTIATE(float)
 EW_INSTANTIATE(double)

@@ -33,4 +33,14 @@ EW_HD_INLINE T softmax_value(T exponential, T group_sum) {
   return T(static_cast<F>(exponential) / static_cast<F>(group_sum));
 }
 
+// logsumexp of a group from its max and its sum of exp(x - max) (torch_scatter 2.1.2):
+// log(sum + eps) + max, 0 for a group whose sum is 0 (empty, or all -inf), NaN for a
+// group with a NaN (its max; its exponentials all counted as 0).
+template <class T>
+EW_HD_INLINE T logsumexp_value(T group_max, T group_sum, double eps) {
+  using F = Compute<T>;
+  const F sum = static_cast<F>(group_sum), max = static_cast<F>(group_max);
+  return sum == F(0) && max == max ? T(0.0f) : T(std::log(sum + static_cast<F>(eps)) + max);
+}
+
 }  // namespace edgewise::scatter_softmax_detail

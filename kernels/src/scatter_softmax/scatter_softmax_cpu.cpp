@@ -64,10 +64,11 @@ inline void for_each_transposed(const I* index, int64_t M, int64_t C, int64_t S,
 
 template <class T, class I>
 void exponentials_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_t S, bool transposed,
-                      const T* group_max, T* out) {
+                      bool nan_as_zero, const T* group_max, T* out) {
   using F = Compute<T>;
   const auto exp_at = [&](int64_t i, T max) {
-    out[i] = T(exp_of_nonpositive<F>(static_cast<F>(values[i]) - static_cast<F>(max)));
+    const F e = exp_of_nonpositive<F>(static_cast<F>(values[i]) - static_cast<F>(max));
+    out[i] = T(nan_as_zero && e != e ? F(0) : e);
   };
 #pragma omp parallel
   {
@@ -78,6 +79,12 @@ void exponentials_cpu(const T* values, const I* index, int64_t M, int64_t C, int
       for_each_row_major(index, M, C, [&](int64_t i, int64_t g) { exp_at(i, group_max[g]); });
     }
   }
+}
+
+template <class T>
+void logsumexp_finalise_cpu(const T* group_max, const T* group_sum, int64_t n, double eps, T* out) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) out[i] = logsumexp_value(group_max[i], group_sum[i], eps);
 }
 
 template <class T, class I>
@@ -111,10 +118,12 @@ void normalise_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_
 }
 
 #define EW_INSTANTIATE_INDEX(T, I)                                                                          \
-  template void exponentials_cpu<T, I>(const T*, const I*, int64_t, int64_t, int64_t, bool, const T*, T*); \
+  template void exponentials_cpu<T, I>(const T*, const I*, int64_t, int64_t, int64_t, bool, bool, const T*, T*); \
   template void normalise_cpu<T, I>(const T*, const I*, int64_t, int64_t, int64_t, bool, const T*, T*,        \
                                     SoftmaxKind, double, T*);
-#define EW_INSTANTIATE(T) EW_INSTANTIATE_INDEX(T, int32_t) EW_INSTANTIATE_INDEX(T, int64_t)
+#define EW_INSTANTIATE(T)                                                                   \
+  template void logsumexp_finalise_cpu<T>(const T*, const T*, int64_t, double, T*);        \
+  EW_INSTANTIATE_INDEX(T, int32_t) EW_INSTANTIATE_INDEX(T, int64_t)
 // The baseline copy: every element type; the AVX2 / AVX-512 copies: float only (kIsaDispatchedElement).
 #if EW_CPU_ISA_LEVEL == 0
 EW_INSTANTIATE(float)

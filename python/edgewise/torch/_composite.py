@@ -21,6 +21,7 @@ from . import _bridge, _reduce_ops, _scatter
 from ._reduce_ops import _pick
 
 _NEG_INF = float("-inf")
+_FUSED_DTYPES = (torch.float32, torch.float64)  # 16-bit types: torch's vectorised ops are faster than the kernels'
 
 
 def _floating(op: str, src):
@@ -85,6 +86,25 @@ class _Wide:
         return t3.view(self.A, -1).t().unsqueeze(0) if self.on else t3
 
 
+def _fused_logsumexp(p: _scatter.Problem, eps: float, op: str) -> Optional[Tensor]:
+    """[A, S, B]: logsumexp by edgewise's scatter_logsumexp kernel when the problem is one
+    matrix grouped by a 1-D index ([1, D, B], or [A, D, 1] transposed), float32 / float64,
+    no out=, no gradient recorded nor traced, and no NaN reached a group (torch_scatter
+    counts NaNs as absent, which the general path below does); None otherwise."""
+    A, D, B = p.src3.shape
+    Ai, _, Bi = p.index3.shape
+    if (Ai != 1 or Bi != 1 or D == 0 or (A != 1 and B != 1) or p.out is not None
+            or p.src3.dtype not in _FUSED_DTYPES or torch.compiler.is_compiling() or _grad_needed(p.src3)):
+        return None
+    transposed = A != 1
+    values = (p.src3.reshape(A, D) if transposed else p.src3.reshape(D, B)).contiguous()
+    result = _reduce_ops._kernel("scatter_logsumexp", values, p.index3.reshape(D), p.size, caller=op,
+                                 device=values.device, eps=eps, transposed=transposed)
+    if bool(torch.isnan(result).any()):
+        return None
+    return result.view(A, p.size, B)
+
+
 def scatter_logsumexp(src: Tensor, index: Tensor, dim: int = -1, out: Optional[Tensor] = None,
                       dim_size: Optional[int] = None, eps: float = 1e-12) -> Tensor:
     """log(sum(exp(src))) per output, stably (torch_scatter.scatter_logsumexp 2.1.2):
@@ -93,6 +113,10 @@ def scatter_logsumexp(src: Tensor, index: Tensor, dim: int = -1, out: Optional[T
     op = "scatter_logsumexp"
     _floating(op, src)
     outer = _scatter.prepare(src, index, dim, out, dim_size, op, floating_only=True)
+    fused = _fused_logsumexp(outer, eps, op)
+    if fused is not None:
+        result = outer.result(fused)
+        return result if outer.out is None else outer.out.copy_(result)
     wide = _Wide(outer)
     p = wide.problem
     D = p.layout.D
@@ -129,9 +153,6 @@ def _recentered_exps(p: _scatter.Problem, op: str) -> Tuple[Tensor, Tensor]:
     recentered = torch.sub(p.src3, picked, out=picked)
     exps = _bridge.empty(recentered.shape, recentered.dtype, recentered.device)
     return recentered, torch.exp(recentered, out=exps)
-
-
-_FUSED_DTYPES = (torch.float32, torch.float64)  # 16-bit types: torch's vectorised ops below are faster
 
 
 def _fused_softmax(p: _scatter.Problem, log: bool, eps: float, op: str) -> Optional[Tensor]:

@@ -44,11 +44,24 @@ template <class T, class I>
 void scatter_softmax_transposed(MatrixView<const T> values_t, VectorView<const I> index, int64_t S, SoftmaxKind kind,
                                 double eps, MatrixView<T> out_t, Context& ctx);
 
+// scatter_logsumexp: out [S, C] (with `transposed`, values [C, M] and out [C, S]) =
+// log(sum over the group's rows of exp(values - m) + eps) + m per group and column,
+// torch_scatter 2.1.2's formula: an exponential that is NaN (x - m = -inf - -inf, an
+// all -inf group) counts as 0, and a group whose sum is 0 (empty or all -inf) gives 0.
+// A NaN value makes its group's column NaN (torch_scatter counts NaNs as absent; a
+// caller that needs that recomputes those columns). The same passes as scatter_softmax
+// with the exponentials in a temporary, then one per-group pass; same checks and errors.
+template <class T, class I>
+void scatter_logsumexp(MatrixView<const T> values, VectorView<const I> index, int64_t S, double eps,
+                       MatrixView<T> out, bool transposed, Context& ctx);
+
 #define EW_SCATTER_SOFTMAX_EXTERN_INDEX(T, I)                                                                   \
   extern template void scatter_softmax<T, I>(MatrixView<const T>, VectorView<const I>, int64_t, SoftmaxKind, \
                                              double, MatrixView<T>, Context&);                 \
   extern template void scatter_softmax_transposed<T, I>(MatrixView<const T>, VectorView<const I>, int64_t,    \
-                                                        SoftmaxKind, double, MatrixView<T>, Context&);
+                                                        SoftmaxKind, double, MatrixView<T>, Context&);   \
+  extern template void scatter_logsumexp<T, I>(MatrixView<const T>, VectorView<const I>, int64_t, double,     \
+                                               MatrixView<T>, bool, Context&);
 #define EW_SCATTER_SOFTMAX_EXTERN(T) \
   EW_SCATTER_SOFTMAX_EXTERN_INDEX(T, int32_t) EW_SCATTER_SOFTMAX_EXTERN_INDEX(T, int64_t)
 EW_SCATTER_SOFTMAX_EXTERN(float)
