@@ -18,6 +18,8 @@
 #define EW_CPU_ISA_LEVEL 0  // 0 baseline, 1 avx2, 2 avx512 (EDGEWISE_ISA_LEVELS_ALL)
 #endif
 
+#include "edgewise/kernels/common/half.hpp"
+
 namespace edgewise {
 
 // Element types whose reductions (segment_reduce, scatter_reduce, spmm) get the
@@ -26,5 +28,13 @@ namespace edgewise {
 // for types that are rarely hot; they run the baseline copy.
 template <class T>
 inline constexpr bool kIsaDispatchedElement = std::is_same_v<T, float>;
+
+// scatter_reduce also dispatches the 16-bit floats (torch_scatter's bfloat16 / float16
+// callers): their baseline copy converts element by element, and min/max with arg at
+// bfloat16 ran slower than torch's scatter_reduce, which computes no arg. Their rows take
+// the generic column loop (row_width.hpp specialises float's alone), which keeps the
+// added compile time to about one float copy per level.
+template <class T>
+inline constexpr bool kIsaDispatchedScatterElement = kIsaDispatchedElement<T> || kHalfType<T>;
 
 }  // namespace edgewise

@@ -6,7 +6,7 @@
 
 namespace edgewise::scatter_reduce_detail {
 
-// The CPU driver, one copy per ISA level (float; other types: baseline only) (scatter_reduce_cpu.cpp; cpu_isa/dispatch.hpp).
+// The CPU driver, one copy per ISA level (float, Half, BFloat16; other types: baseline only) (scatter_reduce_cpu.cpp; cpu_isa/dispatch.hpp).
 EW_DECLARE_PER_CPU_ISA(
     template <class T, class I>
     void scatter_reduce_cpu(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
@@ -19,13 +19,13 @@ EW_DECLARE_PER_CPU_ISA(
 template <class T, class I>
 void scatter_reduce_cpu(MatrixView<const T> values, VectorView<const I> index, ReduceOp op, MatrixView<T> out,
                         MatrixView<int64_t> arg, Context& ctx) {
-  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, scatter_reduce_cpu, values, index, op, out, arg, ctx);
+  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedScatterElement<T>, scatter_reduce_cpu, values, index, op, out, arg, ctx);
 }
 
 template <class T, class I>
 void scatter_reduce_transposed_cpu(MatrixView<const T> values_t, VectorView<const I> index, ReduceOp op,
                                    MatrixView<T> out_t, MatrixView<int64_t> arg_t, Context& ctx) {
-  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, scatter_reduce_transposed_cpu, values_t, index, op, out_t, arg_t,
+  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedScatterElement<T>, scatter_reduce_transposed_cpu, values_t, index, op, out_t, arg_t,
                          ctx);
 }
 

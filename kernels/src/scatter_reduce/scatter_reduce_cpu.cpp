@@ -518,11 +518,14 @@ void scatter_reduce_transposed_cpu(MatrixView<const T> values_t, VectorView<cons
   template void scatter_reduce_transposed_cpu<T, I>(MatrixView<const T>, VectorView<const I>, ReduceOp,     \
                                                     MatrixView<T>, MatrixView<int64_t>, Context&);
 #define EW_INSTANTIATE(T) EW_INSTANTIATE_INDEX(T, int32_t) EW_INSTANTIATE_INDEX(T, int64_t)
-// The baseline copy: every element type; the AVX2 / AVX-512 copies: float only (kIsaDispatchedElement).
+// The baseline copy: every element type; the AVX2 / AVX-512 copies: float, Half and
+// BFloat16 (kIsaDispatchedScatterElement).
 #if EW_CPU_ISA_LEVEL == 0
 EW_REDUCE_ELEMENT_TYPES(EW_INSTANTIATE)
 #else
 EW_INSTANTIATE(float)
+EW_INSTANTIATE(Half)
+EW_INSTANTIATE(BFloat16)
 #endif
 #undef EW_INSTANTIATE_INDEX
 #undef EW_INSTANTIATE
