@@ -101,6 +101,13 @@ def test_out_of_range_index_leaves_out_untouched():
     with raises(ValueError, "segment_coo", "sorted"):
         ts.segment_coo(SRC, torch.tensor([0, 2, 1, 2]), out=out)
     assert bool((out == 7).all())
+    # 16-bit values take the scatter kernel, which checks the order itself; dim=-1 too
+    half_out = out.to(torch.bfloat16)
+    for src in (SRC.to(torch.bfloat16), SRC.to(torch.float16)):
+        with raises(ValueError, "segment_coo", "sorted"):
+            ts.segment_coo(src, torch.tensor([0, 2, 1, 2]), out=half_out.to(src.dtype))
+        with raises(ValueError, "segment_coo", "sorted"):
+            ts.segment_coo(src.t().contiguous(), torch.tensor([[0, 2, 1, 2]]), dim_size=3)
 
 
 # --- zero columns: the index is still checked ---------------------------------------------------------

@@ -21,6 +21,8 @@ from torch import Tensor
 from . import _bridge
 
 _EXTREMA = ("min", "max")
+# segment_coo of these runs on the scatter kernel (per-ISA copies; segment_reduce has baseline only).
+_HALF_TYPES = (torch.float16, torch.bfloat16)
 # A batched 1-D index is composed per batch (a * S + index) when rows are at least
 # this wide; narrower rows are transposed to [D, A * B] instead, so the kernel sees
 # wide rows and the composed index does not outgrow the values.
@@ -119,6 +121,11 @@ def _scatter_forward(src: Tensor, index: Tensor, S: int, reduce: str, sorted_ind
         out = src.new_full((A, S, B), _empty_value(reduce))
         return out, src.new_full((A, S, B), D, dtype=torch.int64)
 
+    if sorted_index and src.dtype in _HALF_TYPES:  # the scatter kernel has their vector copies
+        keys = index.reshape(Ai, D)
+        if D > 1 and bool((keys[:, 1:] < keys[:, :-1]).any()):
+            raise ValueError(f"{caller}: index must be sorted (nondecreasing) along its last dimension")
+        sorted_index = False
     if sorted_index:  # segment_coo: rows grouped by a sorted index, reduced as segments
         _check_range(index, S, caller)
         keys = index.reshape(Ai, D)
