@@ -65,7 +65,9 @@ void expect_matches_reference(Device device, const std::vector<T>& values, int64
     }
   }
   EXPECT_TRUE(equal_exactly(out, ref.out));
-  if (extremum) EXPECT_TRUE(equal_exactly(transpose(arg_t, C, S), ref.arg)) << "(arg)";
+  if (extremum) {
+    EXPECT_TRUE(equal_exactly(transpose(arg_t, C, S), ref.arg)) << "(arg)";
+  }
 }
 
 template <class T>
