@@ -366,3 +366,23 @@ def test_half_types_have_gradients(dtype):
         (fn(src32) * g).sum().backward()
         torch.testing.assert_close(src.grad.float(), src32.grad, rtol=TOL[dtype] * 4, atol=TOL[dtype] * 4)
         src.grad = src32.grad = None
+
+
+@pytest.mark.parametrize("fn", ["scatter_sum", "scatter_mean", "segment_sum_coo"])
+def test_results_may_be_modified_in_place_under_autograd(fn):
+    # Results are not autograd views of an operator's output: in-place ops on them
+    # (PyG's gcn_norm does deg.pow_(-0.5)) work and give torch's gradients.
+    torch = pytest.importorskip("torch")
+    src = torch.rand(6, 3, dtype=torch.float64, requires_grad=True)
+    index = torch.tensor([0, 0, 1, 2, 2, 2])
+    if fn == "segment_sum_coo":
+        out = ts.segment_sum_coo(src, index, dim_size=4)
+    else:
+        out = getattr(ts, fn)(src, index, dim=0, dim_size=4)
+    out.pow_(2)
+    grad = torch.autograd.grad(out.sum(), src)[0]
+    plain = torch.zeros(4, 3, dtype=torch.float64).index_add(0, index, src)
+    if fn == "scatter_mean":
+        plain = plain / torch.bincount(index, minlength=4).clamp(min=1).unsqueeze(1)
+    expected = torch.autograd.grad(plain.pow(2).sum(), src)[0]
+    torch.testing.assert_close(grad, expected)

@@ -12,6 +12,7 @@ reshaped to ``src``'s shape with ``dim`` resized.
 
 import math
 
+import torch
 from torch import Tensor
 
 
@@ -38,8 +39,13 @@ class Layout:
         return self.lead + (size,) + self.trail
 
     def from3(self, t3: Tensor) -> Tensor:
-        """[A, size, B] back to src's shape with dim resized."""
-        return t3.reshape(self.shape_with(t3.size(1)))
+        """[A, size, B] back to src's shape with dim resized. Not a view for autograd
+        (``_unsafe_view``), so callers may modify results in place (PyG's gcn_norm
+        does ``deg.pow_``) as they do torch_scatter's."""
+        shape = self.shape_with(t3.size(1))
+        if t3.is_contiguous():
+            return torch.ops.aten._unsafe_view(t3, shape)
+        return t3.reshape(shape)
 
 
 def _describe(t: Tensor) -> str:

@@ -8,6 +8,7 @@ version counter, e.g. through ``.data`` or a NumPy view, are caught there).
 Under torch.compile the structure is rebuilt inside the graph instead.
 """
 
+import threading
 import weakref
 
 import torch
@@ -57,3 +58,40 @@ class GraphCache:
 
     def clear(self):
         self._entries.clear()
+
+
+class ContentGraphCache:
+    """Structures keyed by an edge list's contents rather than its identity.
+
+    For callers whose edge list is a fresh tensor on every call with the same
+    contents (PyG's GCNConv adds self loops inside forward): a hit needs the same
+    shape, dtype, device and ``variant`` and element-wise equal contents (a full
+    compare against a private copy, so it is never served for another graph).
+    Under torch.compile the structure is rebuilt inside the graph instead.
+    """
+
+    def __init__(self, capacity=4):
+        self.capacity = capacity
+        self._entries = []  # [(key, contents, value)], most recent last
+        self._lock = threading.Lock()
+        self.builds = 0
+
+    def get(self, edge_index, variant, build):
+        if torch.compiler.is_compiling():
+            return build()
+        key = (tuple(edge_index.shape), edge_index.dtype, edge_index.device, variant)
+        with self._lock:
+            for position, (entry_key, contents, value) in enumerate(self._entries):
+                if entry_key == key and torch.equal(contents, edge_index):
+                    self._entries.append(self._entries.pop(position))
+                    return value
+        value = build()
+        with self._lock:
+            self.builds += 1
+            self._entries.append((key, edge_index.detach().clone(), value))
+            del self._entries[:-self.capacity]
+        return value
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
