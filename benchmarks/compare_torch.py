@@ -11,6 +11,9 @@ where it is not, says so and exits 0. PyTorch is never a build or CI dependency.
     ... --filter gat_epoch [--gat-epochs N --gat-dataset cora]   (2-layer GAT: PyG vs edgewise.torch vs engine)
     ... --filter scatter_api   (every torch_scatter function of edgewise.torch vs torch's native op;
                                 compare_torch_scatter_api.py)
+    ... --filter pyg_accelerate [--pyg-nodes N --pyg-edges E --pyg-epochs K --pyg-models gcn,... --pyg-table-large]
+                               (PyG's own layers / models with and without edgewise.torch.pyg.accelerate();
+                                compare_pyg_accelerate.py)
     ... --filter dgl   (DGL's copy_u_sum / copy_u_max and GraphConv GCN; needs dgl, e.g. in its own venv:
                         python3 -m venv V && V/bin/pip install dgl==2.1.0 torch==2.2.1 torchdata==0.7.1 pandas "numpy<2")
 """
@@ -166,7 +169,18 @@ def main():
     gat.add_argument("--gat-epochs", type=int, default=GAT_OPTIONS["epochs"], help="timed epochs per model")
     gat.add_argument("--gat-dataset", default=GAT_OPTIONS["dataset"],
                      help="dataset name, path or rmat:N:E:F:K spec (default cora; a Cora-shaped R-MAT without it)")
+    pyg = parser.add_argument_group("pyg_accelerate section (PyG models with and without accelerate())")
+    pyg.add_argument("--pyg-nodes", type=int, default=PYG_OPTIONS["nodes"], help="R-MAT nodes")
+    pyg.add_argument("--pyg-edges", type=int, default=PYG_OPTIONS["edges"], help="R-MAT edges")
+    pyg.add_argument("--pyg-epochs", type=int, default=PYG_OPTIONS["epochs"], help="timed epochs per model and way")
+    pyg.add_argument("--pyg-models", default=PYG_OPTIONS["models"], help="comma list of models")
+    pyg.add_argument("--pyg-table-large", action="store_true", help="the layer table at the R-MAT size too")
     args = parser.parse_args()
+    for key in ("nodes", "edges", "epochs"):
+        if getattr(args, "pyg_" + key) < 1:
+            parser.error(f"--pyg-{key} must be positive (got {getattr(args, 'pyg_' + key)})")
+    PYG_OPTIONS.update(nodes=args.pyg_nodes, edges=args.pyg_edges, epochs=args.pyg_epochs, models=args.pyg_models,
+                       table_large=args.pyg_table_large)
     for key in ("nodes", "edges", "features", "hidden", "epochs", "cora_seeds", "cora_epochs"):
         value = getattr(args, "nn_" + key)
         if value < (0 if key == "cora_seeds" else 1):
@@ -736,9 +750,10 @@ def dgl_cases(rng, repeats, records, name_filter):
               f"{rec['speedup']:6.2f}x")
 
 from compare_torch_scatter_api import scatter_api_cases  # noqa: E402  (the section lives in its own file)
+from compare_pyg_accelerate import OPTIONS as PYG_OPTIONS, pyg_accelerate_cases  # noqa: E402
 
 SECTIONS = [segment_cases, scatter_cases, sort_rle_offsets_cases, segment_tree_cases, gcn_epoch_cases, galloping_cases, spmm_cases,
-            torch_nn_cases, gat_epoch_cases, dgl_cases, scatter_api_cases]
+            torch_nn_cases, gat_epoch_cases, dgl_cases, scatter_api_cases, pyg_accelerate_cases]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -111,8 +111,14 @@ CASES = {
     "ResGatedGraphConv": [("e", lambda: pyg_conv.ResGatedGraphConv(C, C_OUT), lambda m, d: m(d["x"], d["edge_index"]))],
     "GATConv": [("h2", lambda: pyg_conv.GATConv(C, C_OUT, heads=2), lambda m, d: m(d["x"], d["edge_index"])),
                 ("edge", lambda: pyg_conv.GATConv(C, C_OUT, edge_dim=3),
-                 lambda m, d: m(d["x"], d["edge_index"], d["edge_attr"]))],
-    "GATv2Conv": [("h2", lambda: pyg_conv.GATv2Conv(C, C_OUT, heads=2), lambda m, d: m(d["x"], d["edge_index"]))],
+                 lambda m, d: m(d["x"], d["edge_index"], d["edge_attr"])),
+                ("mean_heads", lambda: pyg_conv.GATConv(C, C_OUT, heads=3, concat=False),
+                 lambda m, d: m(d["x"], d["edge_index"])),
+                ("bipartite", lambda: pyg_conv.GATConv((C, C), C_OUT, heads=2, add_self_loops=False),
+                 lambda m, d: m((d["x_src"], d["x"]), _bipartite(d), size=(N + 7, N)))],
+    "GATv2Conv": [("h2", lambda: pyg_conv.GATv2Conv(C, C_OUT, heads=2), lambda m, d: m(d["x"], d["edge_index"])),
+                  ("bipartite", lambda: pyg_conv.GATv2Conv((C, C), C_OUT, heads=2, add_self_loops=False),
+                   lambda m, d: m((d["x_src"], d["x"]), _bipartite(d)))],
     "TransformerConv": [("h2", lambda: pyg_conv.TransformerConv(C, C_OUT, heads=2),
                          lambda m, d: m(d["x"], d["edge_index"]))],
     "AGNNConv": [("plain", lambda: pyg_conv.AGNNConv(), lambda m, d: m(d["x"], d["edge_index"]))],
@@ -211,7 +217,8 @@ NOT_RUNNABLE = {
 # (not ARMAConv: it propagates [K, N, C] stacks; not ClusterGCNConv in float64: its
 # weights are float32, which PyG promotes; not multi / module aggregations or sparse input).
 FUSED = {"GCNConv", "SAGEConv", "GraphConv", "GINConv", "GatedGraphConv", "TAGConv", "SGConv", "SSGConv", "APPNP",
-         "ChebConv", "GCN2Conv", "LGConv", "MFConv", "SimpleConv", "MixHopConv", "WLConvContinuous"}
+         "ChebConv", "GCN2Conv", "LGConv", "MFConv", "SimpleConv", "MixHopConv", "WLConvContinuous", "GATConv",
+         "GATv2Conv"}
 NOT_FUSED_VARIANTS = ("multi", "lstm", "sparse_adj_t")
 
 

@@ -155,13 +155,8 @@ def deaccelerate() -> None:
                 if id(value) in replacements and any(value is r for _, _, _, r in _replaced):
                     setattr(module, attribute, replacements[id(value)])
         _replaced.clear()
-        _structure_cache_clear()
-
-
-def _structure_cache_clear():
-    from . import _structure
-
-    _structure.clear_cache()
+        # The structure cache stays: it is keyed by contents, so never stale, and a
+        # model toggled in and out of acceleration keeps its CSR.
 
 
 def is_accelerated() -> bool:

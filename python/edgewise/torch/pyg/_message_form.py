@@ -5,6 +5,7 @@ A message is fusable into Edgewise's gather-reduce when its body is one of
     return x_j
     return w.view(-1, 1) * x_j            (or x_j * w.view(-1, 1), w.unsqueeze(1 / -1))
     return x_j if w is None else <one of the scaled forms>
+    return w.unsqueeze(-1) * x_j           (GAT: w [E, H] scales x_j [E, H, C] per head)
 
 with ``x_j`` and ``w`` its only parameters (any names; ``x_j`` ends in ``_j``). The
 source is read and parsed once per function; anything else (another statement, a
@@ -22,6 +23,7 @@ class MessageForm(NamedTuple):
     feature: str  # the propagate() keyword that x_j is lifted from ("x" for x_j)
     weight: Optional[str]  # the per-edge scalar's keyword, None for a plain gather
     weight_optional: bool  # the message tolerates weight None (then a plain gather)
+    per_head: bool  # the weight is w.unsqueeze(-1): [E, H] scales x_j [E, H, C] per head too
 
 
 def _is_name(node, name):
@@ -40,25 +42,32 @@ def _constant_ints(args):
     return values
 
 
-def _is_column(node, weight):
-    """w.view(-1, 1) or w.unsqueeze(1) / w.unsqueeze(-1): one scalar per edge as a column."""
+def _column(node, weight):
+    """"edge" for w.view(-1, 1) / w.unsqueeze(1) (one scalar per edge), "last" for
+    w.unsqueeze(-1) (any trailing shape, broadcast over the last), else None."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords):
-        return False
+        return None
     if not _is_name(node.func.value, weight):
-        return False
+        return None
     args = _constant_ints(node.args)
-    if node.func.attr == "view":
-        return args == [-1, 1]
-    if node.func.attr == "unsqueeze":
-        return args in ([1], [-1])
-    return False
+    if node.func.attr == "view" and args == [-1, 1]:
+        return "edge"
+    if node.func.attr == "unsqueeze" and args == [1]:
+        return "edge"
+    if node.func.attr == "unsqueeze" and args == [-1]:
+        return "last"
+    return None
 
 
-def _is_scaled(node, feature, weight):
+def _scaled(node, feature, weight):
+    """The column kind of ``weight-column * feature`` (either order), else None."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
-        return False
-    return ((_is_name(node.left, feature) and _is_column(node.right, weight))
-            or (_is_name(node.right, feature) and _is_column(node.left, weight)))
+        return None
+    if _is_name(node.left, feature):
+        return _column(node.right, weight)
+    if _is_name(node.right, feature):
+        return _column(node.left, weight)
+    return None
 
 
 def _is_none_test(node, weight):
@@ -100,10 +109,13 @@ def message_form(message) -> Optional[MessageForm]:
     if expression is None:
         return None
     if weight is None:
-        return MessageForm(feature, None, True) if _is_name(expression, feature_j) else None
-    if _is_scaled(expression, feature_j, weight):
-        return MessageForm(feature, weight, False)
+        return MessageForm(feature, None, True, False) if _is_name(expression, feature_j) else None
+    column = _scaled(expression, feature_j, weight)
+    if column is not None:
+        return MessageForm(feature, weight, False, column == "last")
     if (isinstance(expression, ast.IfExp) and _is_none_test(expression.test, weight)
-            and _is_name(expression.body, feature_j) and _is_scaled(expression.orelse, feature_j, weight)):
-        return MessageForm(feature, weight, True)
+            and _is_name(expression.body, feature_j)):
+        column = _scaled(expression.orelse, feature_j, weight)
+        if column is not None:
+            return MessageForm(feature, weight, True, column == "last")
     return None

@@ -17,7 +17,7 @@ import functools
 import torch
 from torch import Tensor
 
-from .. import _spmm_ops
+from .. import _attention_ops, _spmm_ops
 from . import _structure
 from ._message_form import message_form
 
@@ -60,8 +60,8 @@ def _fusable_propagate(original) -> bool:
         or getattr(original, "__module__", "").endswith("_propagate"))
 
 
-def _features(data, i, j, size, node_dim):
-    """(x_j, num_src, num_dst) or None."""
+def _features(data, i, j, size, node_dim, per_head):
+    """(x_j, num_src, num_dst) or None: x_j [N, C], or [N, H, C] for a per-head weight."""
     x_dst = None
     if isinstance(data, (tuple, list)):
         if len(data) != 2:
@@ -69,9 +69,12 @@ def _features(data, i, j, size, node_dim):
         x_src, x_dst = data[j], data[i]
     else:
         x_src = data
-    if not isinstance(x_src, Tensor) or x_src.dim() != 2 or x_src.dtype not in _FEATURE_DTYPES:
+    if not isinstance(x_src, Tensor) or x_src.dtype not in _FEATURE_DTYPES:
         return None
-    if node_dim not in (-2, 0):
+    if x_src.dim() == 2:
+        if node_dim not in (-2, 0):
+            return None
+    elif not (per_head and x_src.dim() == 3 and node_dim in (-3, 0)):
         return None
     num_src = x_src.size(0)
     num_dst = None
@@ -105,7 +108,7 @@ def _fused(layer, plan, edge_index, size, kwargs, plain_aggregations):
     if not set(kwargs) <= expected or plan.feature not in kwargs:
         return None
     i, j = (1, 0) if layer.flow == "source_to_target" else (0, 1)
-    found = _features(kwargs[plan.feature], i, j, size, layer.node_dim)
+    found = _features(kwargs[plan.feature], i, j, size, layer.node_dim, plan.per_head)
     if found is None:
         return None
     x, num_src, num_dst = found
@@ -114,14 +117,24 @@ def _fused(layer, plan, edge_index, size, kwargs, plain_aggregations):
     weight = kwargs.get(plan.weight) if plan.weight else None
     if weight is None and plan.weight and not plan.weight_optional:
         return None
+    per_head = x.dim() == 3
     if weight is not None:
-        if (not isinstance(weight, Tensor) or weight.dim() != 1 or weight.size(0) != edge_index.size(1)
-                or weight.dtype != x.dtype or weight.device != x.device):
+        want = (edge_index.size(1), x.size(1)) if per_head else (edge_index.size(1),)
+        if (not isinstance(weight, Tensor) or tuple(weight.shape) != want or weight.dtype != x.dtype
+                or weight.device != x.device):
             return None
+    if per_head and (weight is None or _FUSED_REDUCES[aggr] != "sum"):
+        return None  # heads are only fused as attention: a weighted sum
     csr = _structure.bipartite_csr(edge_index, j, num_src, num_dst)
     if csr is None:
         return None
     weight_csr = None if weight is None else weight.index_select(0, csr.edge_ids)
+    if per_head:
+        N, H, C = x.shape
+        out = _attention_ops.attention_aggregate(csr.offsets, csr.sources, weight_csr.contiguous(),
+                                                 x.reshape(N, H * C).contiguous(), csr.t_offsets, csr.t_targets,
+                                                 csr.t_edge_ids)
+        return out.view(-1, H, C)
     return _spmm_ops.spmm(csr.offsets, csr.sources, x.contiguous(), weight_csr, csr.t_offsets, csr.t_targets,
                           csr.t_edge_ids, _FUSED_REDUCES[aggr])
 
