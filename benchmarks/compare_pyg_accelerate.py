@@ -98,6 +98,8 @@ def _model_rows(records, ew_pyg):
     import torch
 
     o = OPTIONS
+    if not [k for k in o["models"].split(",") if k]:
+        return
     x, ei, y, n, e = _rmat(o["nodes"], o["edges"], o["features"], o["classes"])
     print(f"pyg_accelerate: R-MAT N={n} E={e} F={o['features']} hidden {o['hidden']}, {o['epochs']} timed epochs "
           f"(+1 warm-up) each way, {torch.get_num_threads()} threads")

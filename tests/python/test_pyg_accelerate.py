@@ -22,7 +22,7 @@ import torch_geometric.nn.conv as pyg_conv  # noqa: E402
 import torch_geometric.utils as pyg_utils  # noqa: E402
 
 import edgewise.torch.pyg as ew_pyg  # noqa: E402
-from edgewise.torch.pyg import _propagate, _structure  # noqa: E402
+from edgewise.torch.pyg import _functional, _propagate, _structure  # noqa: E402
 
 N, C, C_OUT = 30, 8, 6
 RTOL = 1e-5
@@ -31,7 +31,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
 @pytest.fixture(autouse=True)
-def _restored():
+def _restored(monkeypatch):
+    # The graphs here are small: route every size to Edgewise, so the kernels are tested.
+    monkeypatch.setattr(_functional, "MIN_ROUTED_ENTRIES", 0)
     ew_pyg.deaccelerate()
     yield
     ew_pyg.deaccelerate()
@@ -399,7 +401,33 @@ def test_scatter_matches_pyg(reduce, dtype, dim):
     torch.testing.assert_close(out.double(), ref.double(), rtol=tol, atol=tol)
 
 
-def test_softmax_and_segment_match_pyg():
+def _count_kernel_calls(monkeypatch):
+    calls = []
+    for name in ("scatter_reduce", "segment_reduce"):
+        original = getattr(_functional._reduce_ops, name)
+
+        def counting(*args, original=original, **kwargs):
+            calls.append(1)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(_functional._reduce_ops, name, counting)
+    return calls
+
+
+def test_scatter_runs_on_edgewise_from_the_threshold(monkeypatch):
+    calls = _count_kernel_calls(monkeypatch)
+    monkeypatch.setattr(_functional, "MIN_ROUTED_ENTRIES", 1 << 15)
+    small, large = torch.randn(100, 4), torch.randn(1 << 15, 4)
+    with ew_pyg.accelerated():
+        pyg_utils.scatter(small, torch.zeros(100, dtype=torch.int64), 0, 1)
+        assert not calls  # below the threshold: PyG's own ops
+        out = pyg_utils.scatter(large, torch.arange(1 << 15) % 7, 0, 7, "mean")
+        assert calls
+    torch.testing.assert_close(out, torch.stack([large[k::7].mean(0) for k in range(7)]))
+
+
+def test_softmax_and_segment_match_pyg(monkeypatch):
+    calls = _count_kernel_calls(monkeypatch)
     g = torch.Generator().manual_seed(12)
     src = torch.randn(50, 3, dtype=torch.float64, generator=g, requires_grad=True)
     index = torch.randint(0, 9, (50,), generator=g).sort().values
@@ -409,6 +437,7 @@ def test_softmax_and_segment_match_pyg():
     with ew_pyg.accelerated():
         out = [pyg_utils.softmax(src, index, num_nodes=10), pyg_utils.softmax(src, None, ptr),
                pyg_utils.segment(src, ptr, "max"), pyg_utils.segment(src, ptr, "mean")]
+    assert len(calls) >= 3
     for a, b in zip(out, ref):
         torch.testing.assert_close(a, b)
         ga = torch.autograd.grad(a.sum() + a.square().sum(), src)[0]
