@@ -576,3 +576,57 @@ def test_compile_fullgraph_fused_layer():
             warnings.simplefilter("ignore")
             out = compiled(x, d["edge_index"])
     torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+
+
+def _fused_count(monkeypatch):
+    taken = []
+    original = _propagate._fused
+
+    def counting(*args, **kwargs):
+        result = original(*args, **kwargs)
+        taken.append(result is not None)
+        return result
+
+    monkeypatch.setattr(_propagate, "_fused", counting)
+    return taken
+
+
+@pytest.mark.parametrize("setup", ["message_hook", "propagate_hook", "decomposed_layers", "explain"])
+def test_hooks_explain_and_decomposition_keep_pygs_path(monkeypatch, setup):
+    d = _graph()
+    torch.manual_seed(0)
+    # GCNConv for decomposition (PyG's decomposition cannot split SAGEConv's (x, x) pair).
+    conv = (pyg_conv.GCNConv if setup == "decomposed_layers" else pyg_conv.SAGEConv)(C, C_OUT).double()
+    seen = []
+    if setup == "message_hook":
+        conv.register_message_forward_hook(lambda module, inputs, out: seen.append(out.shape) or out * 2)
+    elif setup == "propagate_hook":
+        conv.register_propagate_forward_pre_hook(lambda module, inputs: seen.append(1))
+    elif setup == "decomposed_layers":
+        conv.decomposed_layers = 2
+    elif setup == "explain":
+        conv.explain = True
+        conv._edge_mask = torch.rand(d["edge_index"].size(1), dtype=torch.float64)
+        conv._apply_sigmoid = False
+    ref = conv(d["x"], d["edge_index"])
+    taken = _fused_count(monkeypatch)
+    calls_before = len(seen)
+    with ew_pyg.accelerated():
+        out = conv(d["x"], d["edge_index"])
+    assert not any(taken), f"{setup}: the fused path ran"
+    if setup in ("message_hook", "propagate_hook"):
+        assert len(seen) > calls_before  # the hook ran under acceleration too
+    torch.testing.assert_close(out, ref)
+
+
+def test_unfused_inputs_fall_back(monkeypatch):
+    """A weight [E, 1] (PyG's view(-1, 1) takes it) and an EdgeIndex run PyG's propagate."""
+    d = _graph()
+    conv = pyg_conv.GraphConv(C, C_OUT)
+    taken = _fused_count(monkeypatch)
+    x = d["x"].float()
+    with ew_pyg.accelerated():
+        conv(x, d["edge_index"], d["edge_weight"].float().unsqueeze(1))
+        ei = torch_geometric.EdgeIndex(d["edge_index"], sparse_size=(N, N))
+        conv(x, ei)
+    assert not any(taken)

@@ -6,8 +6,10 @@ torch_scatter`` is the migration), the fused ``spmm``, the attention primitives
 (``sddmm_add``, ``sddmm_dot``, ``edge_softmax``, ``attention_aggregate``);
 ``edgewise.torch.nn`` holds GCNConv, SAGEConv, GINConv, GINEConv, GATConv and
 GATv2Conv with PyG's arguments and parameter names, and ``nn.functional.dropout``
-(the engine's Philox dropout). All operators are registered under
-``torch.ops.edgewise``; ``edgewise.torch.ops`` gathers the functions.
+(the engine's Philox dropout); ``edgewise.torch.pyg.accelerate()`` makes PyG's own
+layers run on these kernels (imported on demand: it loads torch_geometric). All
+operators are registered under ``torch.ops.edgewise``; ``edgewise.torch.ops``
+gathers the functions.
 """
 
 import torch as _torch  # noqa: F401  (fails here, clearly, where torch is absent)

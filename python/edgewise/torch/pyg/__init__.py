@@ -160,6 +160,7 @@ def deaccelerate() -> None:
 
 
 def is_accelerated() -> bool:
+    """Whether accelerate() is in effect."""
     return _propagate.state.active
 
 
