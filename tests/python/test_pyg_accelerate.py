@@ -619,14 +619,27 @@ def test_hooks_explain_and_decomposition_keep_pygs_path(monkeypatch, setup):
     torch.testing.assert_close(out, ref)
 
 
-def test_unfused_inputs_fall_back(monkeypatch):
-    """A weight [E, 1] (PyG's view(-1, 1) takes it) and an EdgeIndex run PyG's propagate."""
+def test_weight_of_another_shape_falls_back(monkeypatch):
+    """A weight [E, 1] (PyG's view(-1, 1) takes it) runs PyG's propagate."""
     d = _graph()
     conv = pyg_conv.GraphConv(C, C_OUT)
     taken = _fused_count(monkeypatch)
     x = d["x"].float()
     with ew_pyg.accelerated():
         conv(x, d["edge_index"], d["edge_weight"].float().unsqueeze(1))
-        ei = torch_geometric.EdgeIndex(d["edge_index"], sparse_size=(N, N))
-        conv(x, ei)
     assert not any(taken)
+
+
+@pytest.mark.parametrize("sparse_size", [None, (N, N)])
+@pytest.mark.parametrize("layer", ["GCNConv", "SAGEConv"])
+def test_edge_index_input_is_fused(monkeypatch, layer, sparse_size):
+    d = _graph()
+    torch.manual_seed(0)
+    conv = getattr(pyg_conv, layer)(C, C_OUT).double()
+    ei = torch_geometric.EdgeIndex(d["edge_index"], sparse_size=sparse_size)
+    ref = conv(d["x"], ei)
+    taken = _fused_count(monkeypatch)
+    with ew_pyg.accelerated():
+        out = conv(d["x"], ei)
+    assert any(taken)
+    torch.testing.assert_close(out, ref)

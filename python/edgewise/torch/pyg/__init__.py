@@ -18,8 +18,8 @@ and in modules loaded later through ``torch_geometric.utils``):
   message + aggregation runs as one fused gather-reduce over a CSR built once per
   graph (cached by contents, never served for another graph); see ``_propagate``.
 
-What it leaves alone: hooks, ``explain``, ``decomposed_layers``, EdgeIndex and
-SparseTensor inputs, reductions "mul" / "any", dtypes or devices the kernels do not
+What it leaves alone: hooks, ``explain``, ``decomposed_layers``, SparseTensor
+inputs, reductions "mul" / "any", dtypes or devices the kernels do not
 take: all go to PyG's code unchanged. ``deaccelerate()`` restores every replaced
 name (by identity). Both are idempotent and thread-safe.
 """
@@ -75,7 +75,9 @@ def _wrap_class_propagate(cls, message_passing, plain):
     current = cls.__dict__.get("propagate")
     if current is None or hasattr(current, "__edgewise_original__"):
         return
-    _set(cls, "propagate", current, _propagate.wrap(current, cls, message_passing, plain))
+    from torch_geometric import EdgeIndex
+
+    _set(cls, "propagate", current, _propagate.wrap(current, cls, message_passing, plain, EdgeIndex))
 
 
 def _all_subclasses(cls):

@@ -4,8 +4,8 @@ A call is fused when the layer's message is a gather, optionally scaled by one
 scalar per edge (``_message_form``), its aggregation is PyG's plain sum / mean /
 min / max module, ``aggregate`` and ``update`` are MessagePassing's own, and the
 call is an ordinary one: no hooks registered, not explaining, one decomposed layer,
-keyword arguments only, a plain integer ``edge_index`` [2, E] (not sparse, not an
-EdgeIndex), features [N, C] of float32 / float64 along ``node_dim`` -2 or 0, the
+keyword arguments only, a plain integer ``edge_index`` [2, E] or PyG's EdgeIndex (its
+sizes taken, as PyG does; not a sparse adjacency), features [N, C] of float32 / float64 along ``node_dim`` -2 or 0, the
 weight (if any) [E] of the features' dtype, and every index within its size. Then
 ``out[i] = reduce_j w_ji x_j`` runs as one spmm over a CSR built once per graph
 (``_structure``) with no [E, C] message tensor. Anything else runs PyG's
@@ -91,7 +91,7 @@ def _features(data, i, j, size, node_dim, per_head):
     return x_src, num_src, num_src if num_dst is None else num_dst
 
 
-def _fused(layer, plan, edge_index, size, kwargs, plain_aggregations):
+def _fused(layer, plan, edge_index, size, kwargs, plain_aggregations, edge_index_type=None):
     """The fused result, or None to run PyG's propagate."""
     if layer.decomposed_layers != 1 or getattr(layer, "_explain", None) or getattr(layer, "explain", False):
         return None
@@ -100,7 +100,13 @@ def _fused(layer, plan, edge_index, size, kwargs, plain_aggregations):
     aggr = layer.aggr
     if not isinstance(aggr, str) or aggr not in _FUSED_REDUCES or type(layer.aggr_module) not in plain_aggregations:
         return None
-    if type(edge_index) is not Tensor or edge_index.dim() != 2 or edge_index.size(0) != 2:
+    if type(edge_index) is not Tensor:
+        if type(edge_index) is not edge_index_type or edge_index_type is None:
+            return None
+        # PyG takes an EdgeIndex's sizes (num_rows = sources) and ignores size=.
+        size = (edge_index.num_rows, edge_index.num_cols)
+        edge_index = edge_index.as_tensor()
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
         return None
     if edge_index.dtype.is_floating_point or edge_index.dtype.is_complex or edge_index.dtype == torch.bool:
         return None
@@ -139,7 +145,7 @@ def _fused(layer, plan, edge_index, size, kwargs, plain_aggregations):
                           csr.t_edge_ids, _FUSED_REDUCES[aggr])
 
 
-def wrap(original, owner, message_passing, plain_aggregations):
+def wrap(original, owner, message_passing, plain_aggregations, edge_index_type=None):
     """owner's propagate trying the fused path first (while accelerated), else ``original``."""
     fusable = _fusable_propagate(original)
     class_plan(owner, message_passing)  # parsed now, outside any compiled region
@@ -151,7 +157,7 @@ def wrap(original, owner, message_passing, plain_aggregations):
             if plan is not None:
                 call_kwargs = dict(kwargs)
                 size = call_kwargs.pop("size", None)
-                out = _fused(self, plan, edge_index, size, call_kwargs, plain_aggregations)
+                out = _fused(self, plan, edge_index, size, call_kwargs, plain_aggregations, edge_index_type)
                 if out is not None:
                     return out
         return original(self, edge_index, *args, **kwargs)
