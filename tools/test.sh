@@ -7,7 +7,8 @@
 # --full also builds one portable wheel (tools/build_wheel.sh) and runs the
 # torch_scatter-API tests against it with the oldest and the newest torch
 # edgewise.torch supports, each in a fresh venv (tools/test_wheel.sh; downloads torch
-# from PyPI: too slow for CI).
+# from PyPI: too slow for CI), and the PyG-backend tests with older PyG releases
+# (tools/test_pyg_versions.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0
@@ -36,4 +37,5 @@ if [ "$full" = 1 ]; then
   wheel_dir=$(mktemp -d)
   phase "wheel build" tools/build_wheel.sh "$wheel_dir"
   phase "wheel x two torch versions" tools/test_wheel.sh "$(ls "$wheel_dir"/edgewise-*.whl)"
+  phase "older PyG releases" tools/test_pyg_versions.sh build/ci/python
 fi

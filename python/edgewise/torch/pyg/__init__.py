@@ -31,7 +31,8 @@ import warnings
 
 from . import _functional, _propagate
 
-# PyG releases this was tested with (major.minor); others get a warning and no change.
+# PyG releases this was tested with (major.minor: 2.6.1 and 2.7.0 by tools/test_pyg_versions.sh,
+# 2.8.1 in CI); others get a warning and no change.
 TESTED_PYG_VERSIONS = ("2.6", "2.7", "2.8")
 
 _lock = threading.RLock()
