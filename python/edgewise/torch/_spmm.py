@@ -56,21 +56,29 @@ class CSR:
     """A graph's CSR by destination plus its transpose, as the spmm operators take it.
 
     Build with ``CSR.from_edge_index``; ``weight`` (CSR order) is optional.
+    ``num_nodes`` counts destinations (output rows), ``num_sources`` the rows of x
+    (equal unless built bipartite).
     """
 
-    __slots__ = ("offsets", "sources", "edge_ids", "t_offsets", "t_targets", "t_edge_ids", "num_nodes")
+    __slots__ = ("offsets", "sources", "edge_ids", "t_offsets", "t_targets", "t_edge_ids", "num_nodes",
+                 "num_sources")
 
     def __init__(self, offsets, sources, edge_ids, t_offsets, t_targets, t_edge_ids):
         self.offsets, self.sources, self.edge_ids = offsets, sources, edge_ids
         self.t_offsets, self.t_targets, self.t_edge_ids = t_offsets, t_targets, t_edge_ids
         self.num_nodes = offsets.size(0) - 1
+        self.num_sources = t_offsets.size(0) - 1
 
     @property
     def num_edges(self) -> int:
         return self.sources.size(0)
 
     @staticmethod
-    def from_edge_index(edge_index: Tensor, num_nodes: Optional[int] = None) -> "CSR":
+    def from_edge_index(edge_index: Tensor, num_nodes: Optional[int] = None,
+                        num_sources: Optional[int] = None) -> "CSR":
+        """The CSR of edge_index (row 0 sources, row 1 destinations). num_sources:
+        a bipartite graph, sources in [0, num_sources) and destinations in
+        [0, num_nodes) (else both share num_nodes)."""
         op = "CSR.from_edge_index"
         edge_index = check_edge_index(edge_index, op)
         if num_nodes is None:
@@ -79,7 +87,19 @@ class CSR:
             num_nodes = _checks.size(num_nodes, "num_nodes", op)
         if isinstance(num_nodes, int):
             _checks.output_fits((num_nodes + 1, 2), torch.int64, edge_index.device, f"num_nodes {num_nodes}", op)
-        return CSR(*_spmm_ops.csr_from_edge_index(edge_index.to(torch.int64), num_nodes))
+        if num_sources is None:
+            return CSR(*_spmm_ops.csr_from_edge_index(edge_index.to(torch.int64), num_nodes))
+        num_sources = _checks.size(num_sources, "num_sources", op)
+        if edge_index.numel() > 0 and not torch.compiler.is_compiling():
+            for row, (name, bound) in enumerate((("sources", num_sources), ("destinations", num_nodes))):
+                lo, hi = (int(v) for v in torch.aminmax(edge_index[row]))
+                if lo < 0 or hi >= bound:
+                    raise ValueError(f"{op}: edge_index row {row} ({name}) holds {lo if lo < 0 else hi}, "
+                                     f"outside [0, {bound})")
+        parts = _spmm_ops.csr_from_edge_index(edge_index.to(torch.int64), max(num_nodes, num_sources))
+        offsets, sources, edge_ids, t_offsets, t_targets, t_edge_ids = parts
+        # Rows past either count hold no edges: slicing drops only empty rows.
+        return CSR(offsets[: num_nodes + 1], sources, edge_ids, t_offsets[: num_sources + 1], t_targets, t_edge_ids)
 
     def to_csr_order(self, edge_weight: Tensor) -> Tensor:
         """Per-edge values in input order -> CSR order (differentiable)."""
@@ -95,8 +115,8 @@ def spmm_csr(csr: CSR, x: Tensor, weight_csr: Optional[Tensor] = None, reduce: s
     x2 = (x.unsqueeze(1) if one_d else x).contiguous()
     if x2.dim() != 2:
         raise ValueError(f"{op}: x must be [N] or [N, C] (got shape {tuple(x.shape)})")
-    if x2.size(0) != csr.num_nodes:
-        raise ValueError(f"{op}: x has {x2.size(0)} rows but the graph has {csr.num_nodes} nodes")
+    if x2.size(0) != csr.num_sources:
+        raise ValueError(f"{op}: x has {x2.size(0)} rows but the graph has {csr.num_sources} source nodes")
     _checks.same_device(csr.offsets, "the CSR", x, op, "x")
     if weight_csr is not None:
         weight_csr = check_edge_weight(weight_csr, csr.num_edges, x, op)

@@ -145,6 +145,73 @@ def _plain_graph(edge_index, edge_weight, num_nodes):
     return csr, None if edge_weight is None else csr.to_csr_order(edge_weight)
 
 
+_FLOWS = ("source_to_target", "target_to_source")
+
+
+def _check_flow(flow, layer):
+    if flow not in _FLOWS:
+        raise ValueError(f"Expected 'flow' to be either 'source_to_target' or 'target_to_source' (got '{flow}')")
+    return flow
+
+
+class _Messages:
+    """PyG's message-passing inputs resolved: x or a pair (x_src, x_dst) (x_dst may be
+    None), size (N_src, N_dst) and flow. Messages go from edge_index[j] to
+    edge_index[i] ((j, i) = (0, 1) for source_to_target), x_j = pair[j]; out has
+    size[i] rows (else size[j]). ``root`` is pair[1] as PyG's layers take it."""
+
+    __slots__ = ("x_src", "root", "csr", "weight")
+
+    def __init__(self, x, edge_index, edge_weight, size, flow, layer):
+        pair = tuple(x) if isinstance(x, (tuple, list)) else (x, x)
+        if len(pair) != 2 or not isinstance(pair[0], Tensor) or not (pair[1] is None or isinstance(pair[1], Tensor)):
+            raise ValueError(f"{layer}: x must be a tensor or a pair (x_src, x_dst) of tensors (x_dst may be None)")
+        i, j = (1, 0) if flow == "source_to_target" else (0, 1)
+        if pair[j] is None:
+            raise ValueError(f"{layer}: the source features x[{j}] are None")
+        self.x_src = check_features(pair[j], "x", layer)
+        self.root = pair[1]
+        if self.root is not None:
+            check_features(self.root, "x", layer)
+        _check_edge_index(edge_index, None, layer)
+        _checks.same_device(edge_index, "edge_index", self.x_src, layer, "x")
+        sizes = [None, None]
+        if size is not None:
+            if not isinstance(size, (tuple, list)) or len(size) != 2:
+                raise ValueError(f"{layer}: size must be a pair (N_src, N_dst) (got {size!r})")
+            sizes = list(size)
+        for position, t in ((j, self.x_src), (i, pair[i])):
+            if isinstance(t, Tensor):
+                if sizes[position] is not None and sizes[position] != t.size(0):
+                    raise ValueError(f"Encountered tensor with size {t.size(0)} in dimension -2, but expected size "
+                                     f"{sizes[position]}.")
+                sizes[position] = t.size(0)
+        num_src = sizes[j]
+        num_dst = sizes[i] if sizes[i] is not None else num_src
+        edge_weight = check_edge_weight(edge_weight, edge_index.size(1), self.x_src, layer)
+        square = num_src == num_dst and j == 0
+        key = ("messages", num_dst, num_src, j)
+        oriented = edge_index if j == 0 else edge_index.flip(0)
+        self.csr = _structures.get(
+            edge_index, key,
+            lambda: CSR.from_edge_index(oriented, num_dst, None if square else num_src))
+        self.weight = None if edge_weight is None else self.csr.to_csr_order(edge_weight)
+
+
+def _lazy_or_linear(in_features, out_features, bias):
+    """torch.nn.Linear, or LazyLinear for PyG's lazy in_channels = -1."""
+    if in_features == -1:
+        return torch.nn.LazyLinear(out_features, bias=bias)
+    return torch.nn.Linear(in_features, out_features, bias=bias)
+
+
+def _split_size_argument(edge_weight, size):
+    """PyG's SAGEConv / GINConv take size as the third positional argument: a pair there is size."""
+    if isinstance(edge_weight, (tuple, list)) and size is None:
+        return None, edge_weight
+    return edge_weight, size
+
+
 class SAGEConv(torch.nn.Module):
     """GraphSAGE: out = lin_l(aggr_{u -> v} x_u) + lin_r(x_v) (PyG's SAGEConv).
 
@@ -153,12 +220,14 @@ class SAGEConv(torch.nn.Module):
     isolated node aggregates to 0); normalize: L2-
     normalise each output row; root_weight: add lin_r(x); project: x_u <- relu(lin(x_u))
     before aggregating; bias: lin_l's bias. edge_weight (an extension: PyG's SAGEConv
-    takes none) scales each message.
+    takes none) scales each message. As PyG's: in_channels -1 (lazy) or a pair,
+    x a pair (x_src, x_dst) (bipartite; x_dst None skips the root term), size
+    (N_src, N_dst), flow.
     """
 
     def __init__(
         self, in_channels, out_channels: int, aggr: str = "mean", normalize: bool = False,
-        root_weight: bool = True, project: bool = False, bias: bool = True,
+        root_weight: bool = True, project: bool = False, bias: bool = True, flow: str = "source_to_target",
     ):
         super().__init__()
         if aggr not in ("mean", "max", "sum", "add", "var", "std"):
@@ -168,26 +237,27 @@ class SAGEConv(torch.nn.Module):
         self.in_channels, self.out_channels = in_channels, out_channels
         self.aggr = "sum" if aggr == "add" else aggr
         self.normalize, self.root_weight, self.project = normalize, root_weight, project
+        self.flow = _check_flow(flow, "SAGEConv")
         if project:
+            if in_channels[0] == -1:
+                raise ValueError("SAGEConv: project=True needs in_channels (not lazy -1)")
             self.lin = torch.nn.Linear(in_channels[0], in_channels[0], bias=True)
-        self.lin_l = torch.nn.Linear(in_channels[0], out_channels, bias=bias)
+        self.lin_l = _lazy_or_linear(in_channels[0], out_channels, bias)
         if root_weight:
-            self.lin_r = torch.nn.Linear(in_channels[1], out_channels, bias=False)
+            self.lin_r = _lazy_or_linear(in_channels[1], out_channels, False)
 
     def reset_parameters(self):
         for lin in (getattr(self, "lin", None), self.lin_l, getattr(self, "lin_r", None)):
-            if lin is not None:
+            if lin is not None and not isinstance(lin, torch.nn.modules.lazy.LazyModuleMixin):
                 lin.reset_parameters()
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
-        edge_weight = _check_inputs(x, edge_index, edge_weight, "SAGEConv")
-        x_root = x
-        if self.project:
-            x = F.relu(self.lin(x))
-        csr, weight = _plain_graph(edge_index, edge_weight, x.size(0))
-        out = self.lin_l(spmm_csr(csr, x, weight, self.aggr))
-        if self.root_weight:
-            out = out + self.lin_r(x_root)
+    def forward(self, x, edge_index: Tensor, edge_weight: Optional[Tensor] = None, size=None) -> Tensor:
+        edge_weight, size = _split_size_argument(edge_weight, size)
+        m = _Messages(x, edge_index, edge_weight, size, self.flow, "SAGEConv")
+        x_src = F.relu(self.lin(m.x_src)) if self.project else m.x_src
+        out = self.lin_l(spmm_csr(m.csr, x_src, m.weight, self.aggr))
+        if self.root_weight and m.root is not None:
+            out = out + self.lin_r(m.root)
         if self.normalize:
             out = F.normalize(out, p=2.0, dim=-1)
         return out
@@ -200,12 +270,15 @@ class GINConv(torch.nn.Module):
     """Graph isomorphism network layer: out = nn((1 + eps) x_v + sum_{u -> v} x_u) (PyG's GINConv).
 
     eps is a parameter when train_eps, else a buffer (both named ``eps``, shape [1]).
-    edge_weight (an extension) scales each message.
+    edge_weight (an extension) scales each message. As PyG's: x a pair (x_src, x_dst)
+    (x_dst None drops the root term), size (N_src, N_dst), flow.
     """
 
-    def __init__(self, nn: torch.nn.Module, eps: float = 0.0, train_eps: bool = False):
+    def __init__(self, nn: torch.nn.Module, eps: float = 0.0, train_eps: bool = False,
+                 flow: str = "source_to_target"):
         super().__init__()
         self.nn = nn
+        self.flow = _check_flow(flow, "GINConv")
         self.initial_eps = eps
         if train_eps:
             self.eps = torch.nn.Parameter(torch.empty(1))
@@ -219,10 +292,12 @@ class GINConv(torch.nn.Module):
         with torch.no_grad():
             self.eps.fill_(self.initial_eps)
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
-        edge_weight = _check_inputs(x, edge_index, edge_weight, "GINConv")
-        csr, weight = _plain_graph(edge_index, edge_weight, x.size(0))
-        out = spmm_csr(csr, x, weight, "sum") + (1 + self.eps) * x
+    def forward(self, x, edge_index: Tensor, edge_weight: Optional[Tensor] = None, size=None) -> Tensor:
+        edge_weight, size = _split_size_argument(edge_weight, size)
+        m = _Messages(x, edge_index, edge_weight, size, self.flow, "GINConv")
+        out = spmm_csr(m.csr, m.x_src, m.weight, "sum")
+        if m.root is not None:
+            out = out + (1 + self.eps) * m.root
         return self.nn(out)
 
     def __repr__(self):
