@@ -151,3 +151,81 @@ def test_bad_message_inputs_name_the_problem():
         layer((x_src, x_dst), bad)
     with pytest.raises(ValueError, match="flow"):
         ewnn.SAGEConv(C, C_OUT, flow="sideways")
+
+
+def _adjacency(ei, n_src, n_dst, values, layout):
+    adj = torch.sparse_coo_tensor(ei.flip(0), values, (n_dst, n_src)).coalesce()
+    if layout == "csr":
+        return adj.to_sparse_csr()
+    if layout == "csc":
+        return adj.to_sparse_csc()
+    return adj
+
+
+@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@pytest.mark.parametrize("layout", ["coo", "csr", "csc"])
+@pytest.mark.parametrize("layer", ["SAGEConv mean", "SAGEConv max", "GINConv", "GCNConv", "GCNConv plain"])
+def test_sparse_adjacency_input_matches_pyg(layer, layout):
+    g = torch.Generator().manual_seed(6)
+    n = 26
+    ei = torch.randint(0, n - 2, (2, 100), generator=g)
+    ei = torch.cat([ei, torch.arange(0, n - 2, 4).repeat(2, 1)], dim=1)  # some self loops
+    values = torch.rand(ei.size(1), generator=g, dtype=torch.float64) + 0.2
+    x = torch.randn(n, C, generator=g, dtype=torch.float64)
+    if layer.startswith("GCNConv") and layout == "csc":
+        pytest.skip("PyG's gcn_norm raises NotImplementedError for CSC (Edgewise's GCNConv takes it)")
+    torch.manual_seed(0)
+    if layer.startswith("SAGEConv"):
+        aggr = layer.split()[1]
+        pyg, ew = pyg_nn.SAGEConv(C, C_OUT, aggr=aggr), ewnn.SAGEConv(C, C_OUT, aggr=aggr)
+        adj = _adjacency(ei, n, n, torch.ones_like(values), layout)  # PyG's SAGEConv ignores values
+    elif layer == "GINConv":
+        pyg, ew = pyg_nn.GINConv(torch.nn.Linear(C, C_OUT)), ewnn.GINConv(torch.nn.Linear(C, C_OUT))
+        adj = _adjacency(ei, n, n, values, layout)
+    else:
+        normalize = layer == "GCNConv"
+        pyg = pyg_nn.GCNConv(C, C_OUT, normalize=normalize, add_self_loops=normalize)
+        ew = ewnn.GCNConv(C, C_OUT, normalize=normalize, add_self_loops=normalize)
+        adj = _adjacency(ei, n, n, values, layout)
+    pyg, ew = pyg.double(), ew.double()
+    _same_parameters(ew, pyg)
+    fn = lambda m, x: m(x, adj)  # noqa: E731
+    _assert_same(_outputs_and_grads(ew, fn, (x,)), _outputs_and_grads(pyg, fn, (x,)))
+
+
+def test_sparse_adjacency_errors():
+    x_src, x_dst, ei = _bipartite(5)
+    adj = _adjacency(ei, N_SRC, N_DST, torch.ones(ei.size(1), dtype=torch.float64), "csr")
+    sage = ewnn.SAGEConv((C, C), C_OUT).double()
+    assert sage((x_src, x_dst), adj).shape == (N_DST, C_OUT)
+    with pytest.raises(ValueError, match="expected size"):
+        sage((x_src[:-1], x_dst), adj)
+    with pytest.raises(ValueError, match="target_to_source"):
+        ewnn.SAGEConv(C, C_OUT, flow="target_to_source").double()(x_src, _adjacency(ei, N_SRC, N_SRC, torch.ones(
+            ei.size(1), dtype=torch.float64), "csr"))
+    with pytest.raises(ValueError, match=r"\[N, N\]"):
+        ewnn.GCNConv(C, C_OUT).double()(x_src, adj)
+
+
+def test_gcn_sparse_layouts_agree_with_its_edge_list_form():
+    """Without PyG too: adj_t in any layout = the edge list with PyG's sparse self-loop
+    rule (one loop added per node, existing loops kept)."""
+    g = torch.Generator().manual_seed(7)
+    n = 20
+    ei = torch.randint(0, n, (2, 70), generator=g)
+    values = torch.rand(70, generator=g, dtype=torch.float64) + 0.2
+    x = torch.randn(n, C, generator=g, dtype=torch.float64)
+    layer = ewnn.GCNConv(C, C_OUT).double()
+    outs = [layer(x, _adjacency(ei, n, n, values, layout)) for layout in ("coo", "csr", "csc")]
+    for out in outs[1:]:
+        torch.testing.assert_close(out, outs[0])
+    coalesced = torch.sparse_coo_tensor(ei.flip(0), values, (n, n)).coalesce()
+    rows, cols = coalesced.indices()
+    loops = torch.arange(n)
+    src, dst = torch.cat([cols, loops]), torch.cat([rows, loops])
+    w = torch.cat([coalesced.values(), torch.ones(n, dtype=torch.float64)])
+    deg = torch.zeros(n, dtype=torch.float64).index_add(0, dst, w)
+    norm = deg.pow(-0.5)[src] * w * deg.pow(-0.5)[dst]
+    h = layer.lin(x)
+    expected = torch.zeros(n, C_OUT, dtype=torch.float64).index_add(0, dst, h[src] * norm.unsqueeze(1)) + layer.bias
+    torch.testing.assert_close(outs[0], expected)

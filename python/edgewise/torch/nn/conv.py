@@ -16,9 +16,41 @@ from torch import Tensor
 from .. import _checks
 from .._segment_csr import segment_csr
 from .._spmm import CSR, check_edge_weight, check_features, spmm_csr
-from ._graph_cache import GraphCache
+from ._graph_cache import ContentGraphCache, GraphCache
 
 _structures = GraphCache()
+# Edge lists derived from a sparse adjacency are new tensors every call: keyed by contents.
+_adjacency_structures = ContentGraphCache()
+
+
+def _is_sparse_adjacency(t) -> bool:
+    return isinstance(t, Tensor) and (t.is_sparse or t.layout in (torch.sparse_csr, torch.sparse_csc))
+
+
+def _adjacency_edges(adj: Tensor, layer: str):
+    """(edge_index [2, E] with row 0 the sources, values [E]) of PyG's transposed
+    adjacency adj_t [N_dst, N_src] (torch.sparse COO / CSR / CSC): adj_t[v, u] is the
+    edge u -> v."""
+    if adj.dim() != 2:
+        raise ValueError(f"{layer}: a sparse adjacency must be 2-D [N_dst, N_src] (got {adj.dim()}-D)")
+    if adj.layout == torch.sparse_csr:
+        cols = adj.col_indices()
+        rows = torch.repeat_interleave(torch.arange(adj.size(0), device=adj.device), adj.crow_indices().diff(),
+                                       output_size=cols.numel())
+        values = adj.values()
+    elif adj.layout == torch.sparse_csc:
+        rows = adj.row_indices()
+        cols = torch.repeat_interleave(torch.arange(adj.size(1), device=adj.device), adj.ccol_indices().diff(),
+                                       output_size=rows.numel())
+        values = adj.values()
+    else:
+        adj = adj.coalesce()
+        rows, cols = adj.indices()
+        values = adj.values()
+    if values.dim() != 1:
+        raise ValueError(f"{layer}: a sparse adjacency must hold one value per edge (got values of shape "
+                         f"{tuple(values.shape)})")
+    return torch.stack([cols.to(torch.int64), rows.to(torch.int64)]), values
 
 
 def _check_edge_index(edge_index, num_nodes, layer):
@@ -126,7 +158,29 @@ class GCNConv(torch.nn.Module):
         # Weighted: the normalisation is recomputed (differentiable in edge_weight).
         return build(edge_weight)
 
+    def _adjacency_graph(self, adj, x):
+        """(CSR, weights in CSR order) of a sparse adj_t, PyG's gcn_norm on sparse input:
+        a loop per node is added whatever loops exist (their weights add up)."""
+        if adj.size(0) != adj.size(1) or adj.size(1) != x.size(0):
+            raise ValueError(f"GCNConv: a sparse adjacency must be [N, N] with N = x.size(0) = {x.size(0)} "
+                             f"(got {tuple(adj.shape)})")
+        ei, values = _adjacency_edges(adj, "GCNConv")
+        values = values.to(x.dtype)
+        N = x.size(0)
+        if self.add_self_loops:
+            loops = torch.arange(N, device=ei.device)
+            ei = torch.cat([ei, loops.unsqueeze(0).expand(2, -1)], dim=1)
+            values = torch.cat([values, values.new_full((N,), 2.0 if self.improved else 1.0)])
+        csr = _adjacency_structures.get(ei, ("gcn", N), lambda: CSR.from_edge_index(ei, N))
+        weight = _gcn_norm(ei, values, N) if self.normalize else values
+        return csr, csr.to_csr_order(weight)
+
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
+        if _is_sparse_adjacency(edge_index):
+            x = check_features(x, "x", "GCNConv")
+            csr, weight = self._adjacency_graph(edge_index, x)
+            out = spmm_csr(csr, self.lin(x), weight, "sum")
+            return out if self.bias is None else out + self.bias
         edge_weight = _check_inputs(x, edge_index, edge_weight, "GCNConv")
         csr, weight = self._graph(edge_index, edge_weight, x.size(0))
         if weight is not None and weight.dtype != x.dtype:
@@ -163,6 +217,21 @@ class _Messages:
     __slots__ = ("x_src", "root", "csr", "weight")
 
     def __init__(self, x, edge_index, edge_weight, size, flow, layer):
+        cache = _structures
+        if _is_sparse_adjacency(edge_index):
+            # PyG: adj_t's values weigh the messages, its shape gives the sizes, flow must
+            # be source_to_target (pass adj_t.t() for the reverse).
+            if flow != "source_to_target":
+                raise ValueError('Flow direction "target_to_source" is invalid for message propagation via '
+                                 '`torch.sparse.Tensor`. If you really want to make use of a reverse message '
+                                 'passing flow, pass in the transposed sparse tensor to the message passing '
+                                 'module, e.g., `adj_t.t()`.')
+            size = (edge_index.size(1), edge_index.size(0))
+            edge_index, values = _adjacency_edges(edge_index, layer)
+            edge_weight = values if edge_weight is None else edge_weight
+            if edge_weight is not None and edge_weight.dtype != (x[0] if isinstance(x, (tuple, list)) else x).dtype:
+                edge_weight = edge_weight.to((x[0] if isinstance(x, (tuple, list)) else x).dtype)
+            cache = _adjacency_structures
         pair = tuple(x) if isinstance(x, (tuple, list)) else (x, x)
         if len(pair) != 2 or not isinstance(pair[0], Tensor) or not (pair[1] is None or isinstance(pair[1], Tensor)):
             raise ValueError(f"{layer}: x must be a tensor or a pair (x_src, x_dst) of tensors (x_dst may be None)")
@@ -192,7 +261,7 @@ class _Messages:
         square = num_src == num_dst and j == 0
         key = ("messages", num_dst, num_src, j)
         oriented = edge_index if j == 0 else edge_index.flip(0)
-        self.csr = _structures.get(
+        self.csr = cache.get(
             edge_index, key,
             lambda: CSR.from_edge_index(oriented, num_dst, None if square else num_src))
         self.weight = None if edge_weight is None else self.csr.to_csr_order(edge_weight)
