@@ -229,3 +229,25 @@ def test_gcn_sparse_layouts_agree_with_its_edge_list_form():
     h = layer.lin(x)
     expected = torch.zeros(n, C_OUT, dtype=torch.float64).index_add(0, dst, h[src] * norm.unsqueeze(1)) + layer.bias
     torch.testing.assert_close(outs[0], expected)
+
+
+@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@pytest.mark.parametrize("layer", ["GCNConv", "SAGEConv mean", "SAGEConv max", "GINConv"])
+def test_static_graph_batches_match_pyg(layer):
+    """x [B, N, C] sharing one edge_index (PyG's static-graph input)."""
+    g = torch.Generator().manual_seed(8)
+    n = 22
+    ei = torch.randint(0, n - 2, (2, 80), generator=g)
+    x = torch.randn(3, n, C, generator=g, dtype=torch.float64)
+    torch.manual_seed(0)
+    if layer == "GCNConv":
+        pyg, ew = pyg_nn.GCNConv(C, C_OUT), ewnn.GCNConv(C, C_OUT)
+    elif layer == "GINConv":
+        pyg, ew = pyg_nn.GINConv(torch.nn.Linear(C, C_OUT)), ewnn.GINConv(torch.nn.Linear(C, C_OUT))
+    else:
+        aggr = layer.split()[1]
+        pyg, ew = pyg_nn.SAGEConv(C, C_OUT, aggr=aggr), ewnn.SAGEConv(C, C_OUT, aggr=aggr)
+    pyg, ew = pyg.double(), ew.double()
+    _same_parameters(ew, pyg)
+    fn = lambda m, x, ei: m(x, ei)  # noqa: E731
+    _assert_same(_outputs_and_grads(ew, fn, (x, ei)), _outputs_and_grads(pyg, fn, (x, ei)))

@@ -70,7 +70,7 @@ def _check_inputs(x, edge_index, edge_weight, layer):
     return check_edge_weight(edge_weight, edge_index.size(1), x, layer)
 
 
-def _with_self_loops(edge_index, edge_weight, num_nodes, fill_value):
+def _with_self_loops(edge_index, edge_weight, num_nodes, fill_value, dtype=torch.float32):
     """PyG's add_remaining_self_loops with static shapes: existing self loops stay in
     place with weight 0, one loop per node is appended carrying the existing loop's
     weight (fill_value where a node had none)."""
@@ -81,8 +81,8 @@ def _with_self_loops(edge_index, edge_weight, num_nodes, fill_value):
     if edge_weight is None:
         # PyG gives every edge, loops included, weight 1 when no weights are passed
         # (fill_value then plays no part).
-        ones = torch.ones(src.size(0), device=src.device)
-        weight = torch.cat([ones.masked_fill(is_loop, 0.0), torch.ones(num_nodes, device=src.device)])
+        ones = torch.ones(src.size(0), device=src.device, dtype=dtype)
+        weight = torch.cat([ones.masked_fill(is_loop, 0.0), torch.ones(num_nodes, device=src.device, dtype=dtype)])
         return edge_index, weight
     target = torch.where(is_loop, src.to(torch.int64), torch.full_like(src, num_nodes, dtype=torch.int64))
     loop_weight = edge_weight.new_full((num_nodes + 1,), fill_value).scatter(0, target, edge_weight)[:num_nodes]
@@ -137,7 +137,7 @@ class GCNConv(torch.nn.Module):
         if self.bias is not None:
             torch.nn.init.zeros_(self.bias)
 
-    def _graph(self, edge_index, edge_weight, num_nodes):
+    def _graph(self, edge_index, edge_weight, num_nodes, dtype=torch.float32):
         """(CSR, weights in CSR order or None)."""
         fill = 2.0 if self.improved else 1.0
         if not self.normalize:
@@ -147,26 +147,27 @@ class GCNConv(torch.nn.Module):
         def build(weight):
             ei = edge_index.to(torch.int64)
             if self.add_self_loops:
-                ei, weight = _with_self_loops(ei, weight, num_nodes, fill)
+                ei, weight = _with_self_loops(ei, weight, num_nodes, fill, dtype)
             elif weight is None:
-                weight = torch.ones(ei.size(1), device=ei.device)
+                weight = torch.ones(ei.size(1), device=ei.device, dtype=dtype)
             csr = CSR.from_edge_index(ei, num_nodes)
             return csr, csr.to_csr_order(_gcn_norm(ei, weight, num_nodes))
 
         if edge_weight is None:
-            return _structures.get(edge_index, ("gcn", num_nodes, self.add_self_loops), lambda: build(None))
+            # The normalisation is computed in x's dtype (float64 models keep float64 weights).
+            return _structures.get(edge_index, ("gcn", num_nodes, self.add_self_loops, dtype), lambda: build(None))
         # Weighted: the normalisation is recomputed (differentiable in edge_weight).
         return build(edge_weight)
 
     def _adjacency_graph(self, adj, x):
         """(CSR, weights in CSR order) of a sparse adj_t, PyG's gcn_norm on sparse input:
         a loop per node is added whatever loops exist (their weights add up)."""
-        if adj.size(0) != adj.size(1) or adj.size(1) != x.size(0):
-            raise ValueError(f"GCNConv: a sparse adjacency must be [N, N] with N = x.size(0) = {x.size(0)} "
+        N = _num_nodes(x)
+        if adj.size(0) != adj.size(1) or adj.size(1) != N:
+            raise ValueError(f"GCNConv: a sparse adjacency must be [N, N] with N = {N} nodes in x "
                              f"(got {tuple(adj.shape)})")
         ei, values = _adjacency_edges(adj, "GCNConv")
         values = values.to(x.dtype)
-        N = x.size(0)
         if self.add_self_loops:
             loops = torch.arange(N, device=ei.device)
             ei = torch.cat([ei, loops.unsqueeze(0).expand(2, -1)], dim=1)
@@ -179,13 +180,13 @@ class GCNConv(torch.nn.Module):
         if _is_sparse_adjacency(edge_index):
             x = check_features(x, "x", "GCNConv")
             csr, weight = self._adjacency_graph(edge_index, x)
-            out = spmm_csr(csr, self.lin(x), weight, "sum")
+            out = _aggregate(csr, self.lin(x), weight, "sum")
             return out if self.bias is None else out + self.bias
         edge_weight = _check_inputs(x, edge_index, edge_weight, "GCNConv")
-        csr, weight = self._graph(edge_index, edge_weight, x.size(0))
+        csr, weight = self._graph(edge_index, edge_weight, _num_nodes(x), x.dtype)
         if weight is not None and weight.dtype != x.dtype:
             weight = weight.to(x.dtype)
-        out = spmm_csr(csr, self.lin(x), weight, "sum")
+        out = _aggregate(csr, self.lin(x), weight, "sum")
         if self.bias is not None:
             out = out + self.bias
         return out
@@ -200,6 +201,20 @@ def _plain_graph(edge_index, edge_weight, num_nodes):
 
 
 _FLOWS = ("source_to_target", "target_to_source")
+
+
+def _num_nodes(x: Tensor) -> int:
+    """Nodes lie along dimension -2 (PyG's node_dim), [B, N, C] static-graph batches too."""
+    return x.size(-2) if x.dim() >= 2 else x.size(0)
+
+
+def _aggregate(csr, x: Tensor, weight, reduce: str) -> Tensor:
+    """spmm over x's node dimension -2; a static-graph batch [..., N, C] is one [N, B * C] product."""
+    if x.dim() <= 2:
+        return spmm_csr(csr, x, weight, reduce)
+    lead, (n, c) = x.shape[:-2], x.shape[-2:]
+    out = spmm_csr(csr, x.movedim(-2, 0).reshape(n, -1), weight, reduce)
+    return out.reshape(out.size(0), *lead, c).movedim(0, -2)
 
 
 def _check_flow(flow, layer):
@@ -251,10 +266,10 @@ class _Messages:
             sizes = list(size)
         for position, t in ((j, self.x_src), (i, pair[i])):
             if isinstance(t, Tensor):
-                if sizes[position] is not None and sizes[position] != t.size(0):
-                    raise ValueError(f"Encountered tensor with size {t.size(0)} in dimension -2, but expected size "
-                                     f"{sizes[position]}.")
-                sizes[position] = t.size(0)
+                if sizes[position] is not None and sizes[position] != _num_nodes(t):
+                    raise ValueError(f"Encountered tensor with size {_num_nodes(t)} in dimension -2, but expected "
+                                     f"size {sizes[position]}.")
+                sizes[position] = _num_nodes(t)
         num_src = sizes[j]
         num_dst = sizes[i] if sizes[i] is not None else num_src
         edge_weight = check_edge_weight(edge_weight, edge_index.size(1), self.x_src, layer)
@@ -324,7 +339,7 @@ class SAGEConv(torch.nn.Module):
         edge_weight, size = _split_size_argument(edge_weight, size)
         m = _Messages(x, edge_index, edge_weight, size, self.flow, "SAGEConv")
         x_src = F.relu(self.lin(m.x_src)) if self.project else m.x_src
-        out = self.lin_l(spmm_csr(m.csr, x_src, m.weight, self.aggr))
+        out = self.lin_l(_aggregate(m.csr, x_src, m.weight, self.aggr))
         if self.root_weight and m.root is not None:
             out = out + self.lin_r(m.root)
         if self.normalize:
@@ -364,7 +379,7 @@ class GINConv(torch.nn.Module):
     def forward(self, x, edge_index: Tensor, edge_weight: Optional[Tensor] = None, size=None) -> Tensor:
         edge_weight, size = _split_size_argument(edge_weight, size)
         m = _Messages(x, edge_index, edge_weight, size, self.flow, "GINConv")
-        out = spmm_csr(m.csr, m.x_src, m.weight, "sum")
+        out = _aggregate(m.csr, m.x_src, m.weight, "sum")
         if m.root is not None:
             out = out + (1 + self.eps) * m.root
         return self.nn(out)
