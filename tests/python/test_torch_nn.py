@@ -223,8 +223,8 @@ def test_layers_reject_bad_edge_index():
         ewnn.GCNConv(8, 4)(x, ei[0])
     with pytest.raises(ValueError, match="edge_index"):
         ewnn.SAGEConv(8, 4)(x, ei.float())
-    with pytest.raises(ValueError, match="aggr"):
-        ewnn.SAGEConv(8, 4, aggr="lstm")
+    with pytest.raises(ValueError, match="nonsense"):  # PyG's resolver's message, or ours without PyG
+        ewnn.SAGEConv(8, 4, aggr="nonsense")
 
 
 def test_compiled_gcn_and_sage_model_matches_eager():

@@ -251,3 +251,38 @@ def test_static_graph_batches_match_pyg(layer):
     _same_parameters(ew, pyg)
     fn = lambda m, x, ei: m(x, ei)  # noqa: E731
     _assert_same(_outputs_and_grads(ew, fn, (x, ei)), _outputs_and_grads(pyg, fn, (x, ei)))
+
+
+@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@pytest.mark.parametrize("aggr,aggr_kwargs", [
+    (["mean", "max"], None),
+    (["sum", "std"], {"mode": "proj", "mode_kwargs": {"in_channels": C, "out_channels": C}}),
+    ("lstm", None),
+    ("softmax", {"learn": True}),
+    ("median", None),
+    ("module", None),
+])
+def test_sageconv_pyg_aggregations_match_pyg(aggr, aggr_kwargs):
+    from torch_geometric.nn import aggr as pyg_aggr
+    from torch_geometric.utils import sort_edge_index
+
+    x_src, x_dst, ei = _bipartite(9)
+    ei = sort_edge_index(ei, sort_by_row=False)  # LSTM aggregation needs the index sorted
+    kwargs = {} if aggr_kwargs is None else {"aggr_kwargs": aggr_kwargs}
+    if aggr == "module":
+        torch.manual_seed(0)
+        pyg = pyg_nn.SAGEConv((C, C), C_OUT, aggr=pyg_aggr.PowerMeanAggregation(learn=True))
+        torch.manual_seed(0)
+        ew = ewnn.SAGEConv((C, C), C_OUT, aggr=pyg_aggr.PowerMeanAggregation(learn=True))
+    else:
+        torch.manual_seed(0)
+        pyg = pyg_nn.SAGEConv((C, C), C_OUT, aggr=aggr, **kwargs)
+        torch.manual_seed(0)
+        ew = ewnn.SAGEConv((C, C), C_OUT, aggr=aggr, **kwargs)
+    pyg, ew = pyg.double(), ew.double()
+    assert set(ew.state_dict()) == set(pyg.state_dict())
+    _same_parameters(ew, pyg)
+    fn = lambda m, xs, xd, ei: m((xs, xd.abs() + 0.1), ei)  # noqa: E731  (power mean: positive inputs)
+    if aggr == "module":
+        x_src = x_src.abs() + 0.1
+    _assert_same(_outputs_and_grads(ew, fn, (x_src, x_dst, ei)), _outputs_and_grads(pyg, fn, (x_src, x_dst, ei)))

@@ -229,7 +229,7 @@ class _Messages:
     edge_index[i] ((j, i) = (0, 1) for source_to_target), x_j = pair[j]; out has
     size[i] rows (else size[j]). ``root`` is pair[1] as PyG's layers take it."""
 
-    __slots__ = ("x_src", "root", "csr", "weight")
+    __slots__ = ("x_src", "root", "csr", "weight", "edge_index", "input_weight")
 
     def __init__(self, x, edge_index, edge_weight, size, flow, layer):
         cache = _structures
@@ -280,6 +280,7 @@ class _Messages:
             edge_index, key,
             lambda: CSR.from_edge_index(oriented, num_dst, None if square else num_src))
         self.weight = None if edge_weight is None else self.csr.to_csr_order(edge_weight)
+        self.edge_index, self.input_weight = oriented, edge_weight  # (sources, destinations), input order
 
 
 def _lazy_or_linear(in_features, out_features, bias):
@@ -296,6 +297,38 @@ def _split_size_argument(edge_weight, size):
     return edge_weight, size
 
 
+_KERNEL_AGGREGATIONS = ("mean", "max", "sum", "add", "var", "std")
+
+
+def _pyg_aggregation(aggr, aggr_kwargs, in_width):
+    """(PyG's aggregation module for aggr, PyG's aggr attribute, its output width), as
+    PyG's SAGEConv resolves them (lstm defaults to in_width in and out)."""
+    try:
+        from torch_geometric.nn.aggr import MultiAggregation
+        from torch_geometric.nn.resolver import aggregation_resolver
+    except ImportError as error:
+        raise ValueError(f"SAGEConv: aggr={aggr!r} needs torch_geometric (the kernels aggregate "
+                         f"{', '.join(_KERNEL_AGGREGATIONS)})") from error
+    kwargs = dict(aggr_kwargs or {})
+    if aggr == "lstm":
+        kwargs.setdefault("in_channels", in_width)
+        kwargs.setdefault("out_channels", in_width)
+    module = aggregation_resolver(aggr, **kwargs)
+    width = module.get_out_channels(in_width) if isinstance(module, MultiAggregation) else in_width
+    name = [str(a) for a in aggr] if isinstance(aggr, (list, tuple)) else str(aggr)
+    return module, name, width
+
+
+def _module_aggregate(module, m, x_src):
+    """PyG's aggregation module over the gathered messages (edge_index order, as PyG's
+    propagate gives them: its sorted-index aggregations see the same order)."""
+    edges = m.edge_index
+    messages = x_src.index_select(-2, edges[0])
+    if m.input_weight is not None:
+        messages = messages * m.input_weight.unsqueeze(-1)
+    return module(messages, edges[1], dim_size=m.csr.num_nodes, dim=-2)
+
+
 class SAGEConv(torch.nn.Module):
     """GraphSAGE: out = lin_l(aggr_{u -> v} x_u) + lin_r(x_v) (PyG's SAGEConv).
 
@@ -306,27 +339,34 @@ class SAGEConv(torch.nn.Module):
     before aggregating; bias: lin_l's bias. edge_weight (an extension: PyG's SAGEConv
     takes none) scales each message. As PyG's: in_channels -1 (lazy) or a pair,
     x a pair (x_src, x_dst) (bipartite; x_dst None skips the root term), size
-    (N_src, N_dst), flow.
+    (N_src, N_dst), flow, a sparse adjacency adj_t. Any other aggr PyG resolves (a
+    list such as ["mean", "max"], "lstm", an Aggregation module, with aggr_kwargs)
+    runs PyG's aggregation module (``aggr_module``, PyG's parameter names) on the
+    gathered messages: that needs torch_geometric.
     """
 
     def __init__(
-        self, in_channels, out_channels: int, aggr: str = "mean", normalize: bool = False,
+        self, in_channels, out_channels: int, aggr="mean", normalize: bool = False,
         root_weight: bool = True, project: bool = False, bias: bool = True, flow: str = "source_to_target",
+        aggr_kwargs: Optional[dict] = None,
     ):
         super().__init__()
-        if aggr not in ("mean", "max", "sum", "add", "var", "std"):
-            raise ValueError(f"SAGEConv: aggr must be 'mean', 'max', 'sum', 'var' or 'std' (got {aggr!r})")
         if isinstance(in_channels, int):
             in_channels = (in_channels, in_channels)
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.aggr = "sum" if aggr == "add" else aggr
+        self.aggr_module = None
+        aggr_width = in_channels[0]
+        if isinstance(aggr, str) and aggr in _KERNEL_AGGREGATIONS:
+            self.aggr = "sum" if aggr == "add" else aggr
+        else:
+            self.aggr_module, self.aggr, aggr_width = _pyg_aggregation(aggr, aggr_kwargs, in_channels[0])
         self.normalize, self.root_weight, self.project = normalize, root_weight, project
         self.flow = _check_flow(flow, "SAGEConv")
         if project:
             if in_channels[0] == -1:
                 raise ValueError("SAGEConv: project=True needs in_channels (not lazy -1)")
             self.lin = torch.nn.Linear(in_channels[0], in_channels[0], bias=True)
-        self.lin_l = _lazy_or_linear(in_channels[0], out_channels, bias)
+        self.lin_l = _lazy_or_linear(aggr_width, out_channels, bias)
         if root_weight:
             self.lin_r = _lazy_or_linear(in_channels[1], out_channels, False)
 
@@ -339,7 +379,10 @@ class SAGEConv(torch.nn.Module):
         edge_weight, size = _split_size_argument(edge_weight, size)
         m = _Messages(x, edge_index, edge_weight, size, self.flow, "SAGEConv")
         x_src = F.relu(self.lin(m.x_src)) if self.project else m.x_src
-        out = self.lin_l(_aggregate(m.csr, x_src, m.weight, self.aggr))
+        if self.aggr_module is None:
+            out = self.lin_l(_aggregate(m.csr, x_src, m.weight, self.aggr))
+        else:
+            out = self.lin_l(_module_aggregate(self.aggr_module, m, x_src))
         if self.root_weight and m.root is not None:
             out = out + self.lin_r(m.root)
         if self.normalize:
@@ -347,7 +390,7 @@ class SAGEConv(torch.nn.Module):
         return out
 
     def __repr__(self):
-        return f"{type(self).__name__}({self.in_channels[0]}, {self.out_channels}, aggr={self.aggr})"
+        return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, aggr={self.aggr})"
 
 
 class GINConv(torch.nn.Module):
