@@ -286,3 +286,30 @@ def test_sageconv_pyg_aggregations_match_pyg(aggr, aggr_kwargs):
     if aggr == "module":
         x_src = x_src.abs() + 0.1
     _assert_same(_outputs_and_grads(ew, fn, (x_src, x_dst, ei)), _outputs_and_grads(pyg, fn, (x_src, x_dst, ei)))
+
+
+def _error(make):
+    try:
+        make()
+    except Exception as error:  # noqa: BLE001
+        return type(error), str(error)
+    return None
+
+
+@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@pytest.mark.parametrize("case", ["gcn_loops_without_norm", "gcn_tuple", "sage_lazy_project", "gine_widths",
+                                  "sage_bad_flow", "size_mismatch"])
+def test_pyg_error_messages(case):
+    x = torch.randn(6, C)
+    ei = torch.tensor([[0, 1, 2], [1, 2, 3]])
+    calls = {
+        "gcn_loops_without_norm": lambda nn: nn.GCNConv(C, C_OUT, add_self_loops=True, normalize=False),
+        "gcn_tuple": lambda nn: nn.GCNConv(C, C_OUT)((x, x), ei),
+        "sage_lazy_project": lambda nn: nn.SAGEConv(-1, C_OUT, project=True),
+        "gine_widths": lambda nn: nn.GINEConv(torch.nn.Linear(C, C_OUT))(x, ei, torch.randn(3, 2)),
+        "sage_bad_flow": lambda nn: nn.SAGEConv(C, C_OUT, flow="sideways"),
+        "size_mismatch": lambda nn: nn.SAGEConv(C, C_OUT)((x, x[:4]), ei, size=(6, 5)),
+    }
+    expected = _error(lambda: calls[case](pyg_nn))
+    assert expected is not None
+    assert _error(lambda: calls[case](ewnn)) == expected

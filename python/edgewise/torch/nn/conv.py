@@ -121,7 +121,8 @@ class GCNConv(torch.nn.Module):
         if add_self_loops is None:
             add_self_loops = normalize
         if add_self_loops and not normalize:
-            raise ValueError("GCNConv: add_self_loops=True needs normalize=True (as in PyG)")
+            raise ValueError("'GCNConv' does not support adding self-loops to the graph when no on-the-fly "
+                             "normalization is applied")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.improved, self.cached = improved, cached
         self.add_self_loops, self.normalize = add_self_loops, normalize
@@ -177,6 +178,10 @@ class GCNConv(torch.nn.Module):
         return csr, csr.to_csr_order(weight)
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
+        if isinstance(x, (tuple, list)):
+            raise ValueError("'GCNConv' received a tuple of node features as input while this layer does not "
+                             "support bipartite message passing. Please try other layers such as 'SAGEConv' or "
+                             "'GraphConv' instead")
         if _is_sparse_adjacency(edge_index):
             x = check_features(x, "x", "GCNConv")
             csr, weight = self._adjacency_graph(edge_index, x)
@@ -364,7 +369,7 @@ class SAGEConv(torch.nn.Module):
         self.flow = _check_flow(flow, "SAGEConv")
         if project:
             if in_channels[0] == -1:
-                raise ValueError("SAGEConv: project=True needs in_channels (not lazy -1)")
+                raise ValueError("'SAGEConv' does not support lazy initialization with `project=True`")
             self.lin = torch.nn.Linear(in_channels[0], in_channels[0], bias=True)
         self.lin_l = _lazy_or_linear(aggr_width, out_channels, bias)
         if root_weight:
@@ -437,7 +442,7 @@ def _gine_in_channels(nn):
     for attr in ("in_features", "in_channels"):
         if hasattr(first, attr):
             return getattr(first, attr)
-    raise ValueError("GINEConv: could not infer the input channels from nn (needed with edge_dim)")
+    raise ValueError("Could not infer input channels from `nn`.")
 
 
 class GINEConv(torch.nn.Module):
@@ -480,8 +485,8 @@ class GINEConv(torch.nn.Module):
             shape = None if edge_attr is None else tuple(edge_attr.shape)
             raise ValueError(f"GINEConv: edge_attr must be [E, D] with E = {edge_index.size(1)} (got {shape})")
         if self.lin is None and edge_attr.size(1) != x.size(1):
-            raise ValueError(f"GINEConv: edge_attr has {edge_attr.size(1)} columns but x has {x.size(1)}; "
-                             "set edge_dim to project the edge features")
+            raise ValueError("Node and edge feature dimensionalities do not match. Consider setting the "
+                             "'edge_dim' attribute of 'GINEConv'")
         csr, _ = _plain_graph(edge_index, None, x.size(0))
         edge_term = self.lin(edge_attr) if self.lin is not None else edge_attr
         messages = F.relu(x.index_select(0, csr.sources.to(torch.int64)) + csr.to_csr_order(edge_term))
