@@ -97,21 +97,29 @@ def test_ginconv_bipartite_matches_pyg(call):
 
 
 @pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
-@pytest.mark.parametrize("layer", ["SAGEConv", "GINConv"])
+@pytest.mark.parametrize("layer", ["SAGEConv", "GINConv", "GCNConv", "GCNConv weighted", "GCNConv plain"])
 def test_target_to_source_flow_matches_pyg(layer):
     g = torch.Generator().manual_seed(4)
     ei = torch.randint(0, 25, (2, 90), generator=g)
     x = torch.randn(28, C, generator=g, dtype=torch.float64)
     torch.manual_seed(0)
+    w = torch.rand(90, generator=g, dtype=torch.float64) + 0.1
+    fn = lambda m, x, ei: m(x, ei)  # noqa: E731
     if layer == "SAGEConv":
         pyg = pyg_nn.SAGEConv(C, C_OUT, flow="target_to_source").double()
         ew = ewnn.SAGEConv(C, C_OUT, flow="target_to_source").double()
-    else:
+    elif layer == "GINConv":
         pyg = pyg_nn.GINConv(torch.nn.Linear(C, C_OUT), flow="target_to_source").double()
         ew = ewnn.GINConv(torch.nn.Linear(C, C_OUT), flow="target_to_source").double()
+    else:
+        normalize = layer != "GCNConv plain"
+        pyg = pyg_nn.GCNConv(C, C_OUT, normalize=normalize, flow="target_to_source").double()
+        ew = ewnn.GCNConv(C, C_OUT, normalize=normalize, flow="target_to_source").double()
+        if layer != "GCNConv":
+            fn = lambda m, x, ei, w: m(x, ei, w)  # noqa: E731
     _same_parameters(ew, pyg)
-    fn = lambda m, x, ei: m(x, ei)  # noqa: E731
-    _assert_same(_outputs_and_grads(ew, fn, (x, ei)), _outputs_and_grads(pyg, fn, (x, ei)))
+    tensors = (x, ei, w) if fn.__code__.co_argcount == 4 else (x, ei)
+    _assert_same(_outputs_and_grads(ew, fn, tensors), _outputs_and_grads(pyg, fn, tensors))
 
 
 @pytest.mark.parametrize("aggr", ["mean", "max", "sum"])
@@ -124,6 +132,13 @@ def test_sageconv_bipartite_against_reference(aggr):
     torch.testing.assert_close(out, expected)
     no_root = layer((x_src, None), ei, size=(N_SRC, N_DST))
     torch.testing.assert_close(no_root, layer.lin_l(_reference(x_src, ei, N_DST, aggr)))
+
+
+def test_lazy_gcn():
+    x_src, _, ei = _bipartite(3)
+    layer = ewnn.GCNConv(-1, C_OUT).double()
+    assert layer(x_src, ei.clamp(max=N_SRC - 1)).shape == (N_SRC, C_OUT)
+    assert layer.lin.weight.shape == (C_OUT, C)
 
 
 def test_lazy_in_channels():
@@ -298,7 +313,7 @@ def _error(make):
 
 @pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
 @pytest.mark.parametrize("case", ["gcn_loops_without_norm", "gcn_tuple", "sage_lazy_project", "gine_widths",
-                                  "sage_bad_flow", "size_mismatch"])
+                                  "sage_bad_flow", "size_mismatch", "sparse_reverse_flow"])
 def test_pyg_error_messages(case):
     x = torch.randn(6, C)
     ei = torch.tensor([[0, 1, 2], [1, 2, 3]])
@@ -309,6 +324,8 @@ def test_pyg_error_messages(case):
         "gine_widths": lambda nn: nn.GINEConv(torch.nn.Linear(C, C_OUT))(x, ei, torch.randn(3, 2)),
         "sage_bad_flow": lambda nn: nn.SAGEConv(C, C_OUT, flow="sideways"),
         "size_mismatch": lambda nn: nn.SAGEConv(C, C_OUT)((x, x[:4]), ei, size=(6, 5)),
+        "sparse_reverse_flow": lambda nn: nn.SAGEConv(C, C_OUT, flow="target_to_source")(
+            x, torch.sparse_coo_tensor(ei.flip(0), torch.ones(3), (6, 6)).to_sparse_csr()),
     }
     expected = _error(lambda: calls[case](pyg_nn))
     assert expected is not None

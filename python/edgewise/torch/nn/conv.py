@@ -23,6 +23,12 @@ _structures = GraphCache()
 _adjacency_structures = ContentGraphCache()
 
 
+_SPARSE_FLOW_ERROR = ('Flow direction "target_to_source" is invalid for message propagation via '
+                      '`torch_sparse.SparseTensor` or `torch.sparse.Tensor`. If you really want to make use of a '
+                      'reverse message passing flow, pass in the transposed sparse tensor to the message passing '
+                      'module, e.g., `adj_t.t()`.')
+
+
 def _is_sparse_adjacency(t) -> bool:
     return isinstance(t, Tensor) and (t.is_sparse or t.layout in (torch.sparse_csr, torch.sparse_csc))
 
@@ -110,14 +116,16 @@ class GCNConv(torch.nn.Module):
     improved: self loops weigh 2 (as in PyG, only when edge weights are passed).
     cached: accepted for PyG compatibility; the normalised graph is always cached per
     edge_index tensor and rebuilt whenever that tensor changes or a new one is passed.
-    add_self_loops (default: normalize), normalize, bias: as PyG.
+    add_self_loops (default: normalize), normalize, bias, flow, lazy in_channels -1: as PyG.
     """
 
     def __init__(
         self, in_channels: int, out_channels: int, improved: bool = False, cached: bool = False,
         add_self_loops: Optional[bool] = None, normalize: bool = True, bias: bool = True,
+        flow: str = "source_to_target",
     ):
         super().__init__()
+        self.flow = _check_flow(flow, "GCNConv")
         if add_self_loops is None:
             add_self_loops = normalize
         if add_self_loops and not normalize:
@@ -126,7 +134,7 @@ class GCNConv(torch.nn.Module):
         self.in_channels, self.out_channels = in_channels, out_channels
         self.improved, self.cached = improved, cached
         self.add_self_loops, self.normalize = add_self_loops, normalize
-        self.lin = torch.nn.Linear(in_channels, out_channels, bias=False)
+        self.lin = _lazy_or_linear(in_channels, out_channels, False)
         if bias:
             self.bias = torch.nn.Parameter(torch.empty(out_channels))
         else:
@@ -134,19 +142,24 @@ class GCNConv(torch.nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        _glorot_(self.lin.weight)
+        if not isinstance(self.lin, torch.nn.modules.lazy.LazyModuleMixin):
+            _glorot_(self.lin.weight)
         if self.bias is not None:
             torch.nn.init.zeros_(self.bias)
 
     def _graph(self, edge_index, edge_weight, num_nodes, dtype=torch.float32):
-        """(CSR, weights in CSR order or None)."""
+        """(CSR, weights in CSR order or None). target_to_source: the reversed edge list
+        (degrees over edge_index[0], messages into edge_index[0]), as PyG's gcn_norm."""
         fill = 2.0 if self.improved else 1.0
+        reverse = self.flow == "target_to_source"
+        oriented = edge_index.flip(0) if reverse else edge_index
         if not self.normalize:
-            csr = _structures.get(edge_index, ("plain", num_nodes), lambda: CSR.from_edge_index(edge_index, num_nodes))
+            csr = _structures.get(edge_index, ("plain", num_nodes, reverse),
+                                  lambda: CSR.from_edge_index(oriented, num_nodes))
             return csr, None if edge_weight is None else csr.to_csr_order(edge_weight)
 
         def build(weight):
-            ei = edge_index.to(torch.int64)
+            ei = oriented.to(torch.int64)
             if self.add_self_loops:
                 ei, weight = _with_self_loops(ei, weight, num_nodes, fill, dtype)
             elif weight is None:
@@ -156,7 +169,8 @@ class GCNConv(torch.nn.Module):
 
         if edge_weight is None:
             # The normalisation is computed in x's dtype (float64 models keep float64 weights).
-            return _structures.get(edge_index, ("gcn", num_nodes, self.add_self_loops, dtype), lambda: build(None))
+            return _structures.get(edge_index, ("gcn", num_nodes, self.add_self_loops, dtype, reverse),
+                                   lambda: build(None))
         # Weighted: the normalisation is recomputed (differentiable in edge_weight).
         return build(edge_weight)
 
@@ -183,6 +197,8 @@ class GCNConv(torch.nn.Module):
                              "support bipartite message passing. Please try other layers such as 'SAGEConv' or "
                              "'GraphConv' instead")
         if _is_sparse_adjacency(edge_index):
+            if self.flow != "source_to_target":
+                raise ValueError(_SPARSE_FLOW_ERROR)
             x = check_features(x, "x", "GCNConv")
             csr, weight = self._adjacency_graph(edge_index, x)
             out = _aggregate(csr, self.lin(x), weight, "sum")
@@ -242,10 +258,7 @@ class _Messages:
             # PyG: adj_t's values weigh the messages, its shape gives the sizes, flow must
             # be source_to_target (pass adj_t.t() for the reverse).
             if flow != "source_to_target":
-                raise ValueError('Flow direction "target_to_source" is invalid for message propagation via '
-                                 '`torch.sparse.Tensor`. If you really want to make use of a reverse message '
-                                 'passing flow, pass in the transposed sparse tensor to the message passing '
-                                 'module, e.g., `adj_t.t()`.')
+                raise ValueError(_SPARSE_FLOW_ERROR)
             size = (edge_index.size(1), edge_index.size(0))
             edge_index, values = _adjacency_edges(edge_index, layer)
             edge_weight = values if edge_weight is None else edge_weight
