@@ -330,3 +330,57 @@ def test_pyg_error_messages(case):
     expected = _error(lambda: calls[case](pyg_nn))
     assert expected is not None
     assert _error(lambda: calls[case](ewnn)) == expected
+
+
+HOOKS = {
+    "message_pre": ("register_message_forward_pre_hook", lambda m, inputs: ({**inputs[0], "x_j": inputs[0]["x_j"] * 3},)),
+    "message": ("register_message_forward_hook", lambda m, inputs, out: out.relu()),
+    "aggregate_pre": ("register_aggregate_forward_pre_hook", lambda m, inputs: None),
+    "aggregate": ("register_aggregate_forward_hook", lambda m, inputs, out: out * 2 + 1),
+    "propagate_pre": ("register_propagate_forward_pre_hook", lambda m, inputs: None),
+    "propagate": ("register_propagate_forward_hook", lambda m, inputs, out: out - 1),
+}
+
+
+@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@pytest.mark.parametrize("hook", list(HOOKS))
+@pytest.mark.parametrize("layer", ["GCNConv", "SAGEConv mean", "SAGEConv max", "GINConv", "SAGEConv multi"])
+def test_message_passing_hooks_match_pyg(layer, hook):
+    g = torch.Generator().manual_seed(10)
+    n = 24
+    ei = torch.randint(0, n - 2, (2, 90), generator=g)
+    x = torch.randn(n, C, generator=g, dtype=torch.float64)
+    torch.manual_seed(0)
+    if layer == "GCNConv":
+        pyg, ew = pyg_nn.GCNConv(C, C_OUT), ewnn.GCNConv(C, C_OUT)
+    elif layer == "GINConv":
+        pyg, ew = pyg_nn.GINConv(torch.nn.Linear(C, C_OUT)), ewnn.GINConv(torch.nn.Linear(C, C_OUT))
+    else:
+        aggr = ["mean", "max"] if layer.endswith("multi") else layer.split()[1]
+        pyg, ew = pyg_nn.SAGEConv(C, C_OUT, aggr=aggr), ewnn.SAGEConv(C, C_OUT, aggr=aggr)
+    pyg, ew = pyg.double(), ew.double()
+    _same_parameters(ew, pyg)
+    method, fn = HOOKS[hook]
+    calls = {"pyg": [], "ew": []}
+    for name, module in (("pyg", pyg), ("ew", ew)):
+        def counted(*args, name=name):
+            calls[name].append(sorted(args[1][0]) if isinstance(args[1], tuple) and isinstance(args[1][0], dict)
+                               else len(args))
+            return fn(*args)
+        getattr(module, method)(counted)
+    call = lambda m, x, ei: m(x, ei)  # noqa: E731
+    _assert_same(_outputs_and_grads(ew, call, (x, ei)), _outputs_and_grads(pyg, call, (x, ei)))
+    assert calls["ew"] == calls["pyg"] and calls["ew"]
+
+
+def test_hooks_are_removable_and_the_fused_path_returns():
+    x_src, x_dst, ei = _bipartite(11)
+    layer = ewnn.SAGEConv((C, C), C_OUT).double()
+    plain = layer((x_src, x_dst), ei)
+    handle = layer.register_message_forward_hook(lambda m, inputs, out: out * 0)
+    assert layer.has_message_passing_hooks()
+    hooked = layer((x_src, x_dst), ei)
+    torch.testing.assert_close(hooked, layer.lin_r(x_dst) + layer.lin_l.bias)
+    handle.remove()
+    assert not layer.has_message_passing_hooks()
+    torch.testing.assert_close(layer((x_src, x_dst), ei), plain)

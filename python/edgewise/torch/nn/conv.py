@@ -17,6 +17,7 @@ from .. import _checks
 from .._segment_csr import segment_csr
 from .._spmm import CSR, check_edge_weight, check_features, spmm_csr
 from ._graph_cache import ContentGraphCache, GraphCache
+from ._hooks import MessagePassingHooks, gather_message, reduction
 
 _structures = GraphCache()
 # Edge lists derived from a sparse adjacency are new tensors every call: keyed by contents.
@@ -110,7 +111,7 @@ def _glorot_(weight):
         weight.uniform_(-bound, bound)
 
 
-class GCNConv(torch.nn.Module):
+class GCNConv(MessagePassingHooks, torch.nn.Module):
     """Kipf & Welling's graph convolution: out = D^-1/2 (A + I) D^-1/2 X W + b (PyG's GCNConv).
 
     improved: self loops weigh 2 (as in PyG, only when edge weights are passed).
@@ -201,13 +202,21 @@ class GCNConv(torch.nn.Module):
                 raise ValueError(_SPARSE_FLOW_ERROR)
             x = check_features(x, "x", "GCNConv")
             csr, weight = self._adjacency_graph(edge_index, x)
-            out = _aggregate(csr, self.lin(x), weight, "sum")
-            return out if self.bias is None else out + self.bias
-        edge_weight = _check_inputs(x, edge_index, edge_weight, "GCNConv")
-        csr, weight = self._graph(edge_index, edge_weight, _num_nodes(x), x.dtype)
+        else:
+            edge_weight = _check_inputs(x, edge_index, edge_weight, "GCNConv")
+            csr, weight = self._graph(edge_index, edge_weight, _num_nodes(x), x.dtype)
         if weight is not None and weight.dtype != x.dtype:
             weight = weight.to(x.dtype)
-        out = _aggregate(csr, self.lin(x), weight, "sum")
+        h = self.lin(x)
+        if self.has_message_passing_hooks():
+            # Messages in CSR order (self loops included), weights the normalised ones.
+            destinations = torch.repeat_interleave(torch.arange(csr.num_nodes, device=h.device),
+                                                   csr.offsets.diff(), output_size=csr.num_edges)
+            kwargs = {"x": h, "edge_weight": weight}
+            out = self.hooked_propagate(edge_index, None, kwargs, csr.sources.to(torch.int64), destinations,
+                                        csr.num_nodes, reduction("sum"), gather_message)
+        else:
+            out = _aggregate(csr, h, weight, "sum")
         if self.bias is not None:
             out = out + self.bias
         return out
@@ -337,6 +346,15 @@ def _pyg_aggregation(aggr, aggr_kwargs, in_width):
     return module, name, width
 
 
+def _hooked(layer, edge_index, size, m, x_src, aggregate):
+    """The explicit propagate with PyG's hooks over m's edges (edge_index order)."""
+    kwargs = {"x": (x_src, m.root)}
+    if m.input_weight is not None:
+        kwargs["edge_weight"] = m.input_weight
+    return layer.hooked_propagate(edge_index, size, kwargs, m.edge_index[0], m.edge_index[1], m.csr.num_nodes,
+                                  aggregate, gather_message)
+
+
 def _module_aggregate(module, m, x_src):
     """PyG's aggregation module over the gathered messages (edge_index order, as PyG's
     propagate gives them: its sorted-index aggregations see the same order)."""
@@ -347,7 +365,7 @@ def _module_aggregate(module, m, x_src):
     return module(messages, edges[1], dim_size=m.csr.num_nodes, dim=-2)
 
 
-class SAGEConv(torch.nn.Module):
+class SAGEConv(MessagePassingHooks, torch.nn.Module):
     """GraphSAGE: out = lin_l(aggr_{u -> v} x_u) + lin_r(x_v) (PyG's SAGEConv).
 
     aggr: "mean", "max", "sum", "var" or "std" (PyG's VarAggregation / StdAggregation:
@@ -397,7 +415,11 @@ class SAGEConv(torch.nn.Module):
         edge_weight, size = _split_size_argument(edge_weight, size)
         m = _Messages(x, edge_index, edge_weight, size, self.flow, "SAGEConv")
         x_src = F.relu(self.lin(m.x_src)) if self.project else m.x_src
-        if self.aggr_module is None:
+        if self.has_message_passing_hooks():
+            aggregate = (reduction(self.aggr) if self.aggr_module is None else
+                         lambda messages, index, dim_size: self.aggr_module(messages, index, dim_size=dim_size, dim=-2))
+            out = self.lin_l(_hooked(self, edge_index, size, m, x_src, aggregate))
+        elif self.aggr_module is None:
             out = self.lin_l(_aggregate(m.csr, x_src, m.weight, self.aggr))
         else:
             out = self.lin_l(_module_aggregate(self.aggr_module, m, x_src))
@@ -411,7 +433,7 @@ class SAGEConv(torch.nn.Module):
         return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, aggr={self.aggr})"
 
 
-class GINConv(torch.nn.Module):
+class GINConv(MessagePassingHooks, torch.nn.Module):
     """Graph isomorphism network layer: out = nn((1 + eps) x_v + sum_{u -> v} x_u) (PyG's GINConv).
 
     eps is a parameter when train_eps, else a buffer (both named ``eps``, shape [1]).
@@ -440,7 +462,10 @@ class GINConv(torch.nn.Module):
     def forward(self, x, edge_index: Tensor, edge_weight: Optional[Tensor] = None, size=None) -> Tensor:
         edge_weight, size = _split_size_argument(edge_weight, size)
         m = _Messages(x, edge_index, edge_weight, size, self.flow, "GINConv")
-        out = _aggregate(m.csr, m.x_src, m.weight, "sum")
+        if self.has_message_passing_hooks():
+            out = _hooked(self, edge_index, size, m, m.x_src, reduction("sum"))
+        else:
+            out = _aggregate(m.csr, m.x_src, m.weight, "sum")
         if m.root is not None:
             out = out + (1 + self.eps) * m.root
         return self.nn(out)

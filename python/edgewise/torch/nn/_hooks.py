@@ -1,0 +1,121 @@
+"""PyG's MessagePassing hook API for the fused layers.
+
+The layers never form per-edge messages; with a hook registered they take an
+explicit path instead, the one PyG's propagate runs: gather the messages, call the
+message and aggregate hooks around the message and the reduction with PyG's
+arguments, and the propagate hooks around the whole. Without hooks nothing changes.
+"""
+
+from collections import OrderedDict
+
+from torch.utils.hooks import RemovableHandle
+
+from .._scatter import scatter
+
+_HOOK_KINDS = ("propagate_forward_pre", "propagate_forward", "message_forward_pre", "message_forward",
+               "aggregate_forward_pre", "aggregate_forward")
+
+
+def reduction(reduce: str):
+    """aggregate(messages [..., E, C], index [E], dim_size) -> [..., dim_size, C] for a
+    kernel reduction name; min / max with PyG's gradient rule (torch's amax / amin onto zeros)."""
+
+    def aggregate(messages, index, dim_size):
+        flat = messages.movedim(-2, 0)
+        if reduce in ("max", "min"):
+            out = flat.new_zeros((dim_size,) + tuple(flat.shape[1:]))
+            expanded = index.view(-1, *([1] * (flat.dim() - 1))).expand_as(flat)
+            out = out.scatter_reduce(0, expanded, flat, "a" + reduce, include_self=False)
+        else:
+            out = scatter(flat, index, dim=0, dim_size=dim_size, reduce=reduce)
+        return out.movedim(0, -2)
+
+    return aggregate
+
+
+class MessagePassingHooks:
+    """register_{propagate,message,aggregate}_forward{_pre,}_hook as PyG's MessagePassing."""
+
+    def _hooks(self, kind):
+        name = f"_{kind}_hooks"
+        if name not in self.__dict__:
+            self.__dict__[name] = OrderedDict()
+        return self.__dict__[name]
+
+    def _register(self, kind, hook):
+        hooks = self._hooks(kind)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def register_propagate_forward_pre_hook(self, hook):
+        """hook(module, (edge_index, size, kwargs)) before propagation; may return new inputs."""
+        return self._register("propagate_forward_pre", hook)
+
+    def register_propagate_forward_hook(self, hook):
+        """hook(module, (edge_index, size, kwargs), out) after propagation; may return a new out."""
+        return self._register("propagate_forward", hook)
+
+    def register_message_forward_pre_hook(self, hook):
+        """hook(module, (message kwargs,)) before the message; may return new kwargs."""
+        return self._register("message_forward_pre", hook)
+
+    def register_message_forward_hook(self, hook):
+        """hook(module, (message kwargs,), messages) after the message; may return new messages."""
+        return self._register("message_forward", hook)
+
+    def register_aggregate_forward_pre_hook(self, hook):
+        """hook(module, (aggregate kwargs,)) before the aggregation; may return new kwargs."""
+        return self._register("aggregate_forward_pre", hook)
+
+    def register_aggregate_forward_hook(self, hook):
+        """hook(module, (aggregate kwargs,), out) after the aggregation; may return a new out."""
+        return self._register("aggregate_forward", hook)
+
+    def has_message_passing_hooks(self) -> bool:
+        """Whether a hook is registered (then forward takes the explicit path)."""
+        return any(self._hooks(kind) for kind in _HOOK_KINDS)
+
+    def hooked_propagate(self, edge_index, size, kwargs, sources, destinations, dim_size, aggregate, message):
+        """PyG's propagate with hooks: messages = message(**message kwargs) over the edges
+        sources -> destinations, aggregate(messages, index, dim_size) into dim_size rows.
+        kwargs: propagate's keyword data (x, edge_weight), also handed to the propagate hooks."""
+        for hook in self._hooks("propagate_forward_pre").values():
+            result = hook(self, (edge_index, size, kwargs))
+            if result is not None:
+                edge_index, size, kwargs = result
+        x = kwargs["x"]
+        x_src = x[0] if isinstance(x, (tuple, list)) else x
+        message_kwargs = {"x_j": x_src.index_select(-2, sources)}
+        if kwargs.get("edge_weight") is not None:
+            message_kwargs["edge_weight"] = kwargs["edge_weight"]
+        for hook in self._hooks("message_forward_pre").values():
+            result = hook(self, (message_kwargs,))
+            if result is not None:
+                message_kwargs = result[0] if isinstance(result, tuple) else result
+        out = message(**message_kwargs)
+        for hook in self._hooks("message_forward").values():
+            result = hook(self, (message_kwargs,), out)
+            if result is not None:
+                out = result
+        aggregate_kwargs = {"index": destinations, "ptr": None, "dim_size": dim_size}
+        for hook in self._hooks("aggregate_forward_pre").values():
+            result = hook(self, (aggregate_kwargs,))
+            if result is not None:
+                aggregate_kwargs = result[0] if isinstance(result, tuple) else result
+        out = aggregate(out, aggregate_kwargs["index"], aggregate_kwargs["dim_size"])
+        for hook in self._hooks("aggregate_forward").values():
+            result = hook(self, (aggregate_kwargs,), out)
+            if result is not None:
+                out = result
+        for hook in self._hooks("propagate_forward").values():
+            result = hook(self, (edge_index, size, kwargs), out)
+            if result is not None:
+                out = result
+        return out
+
+
+def gather_message(x_j, edge_weight=None):
+    """PyG's x_j, or edge_weight.view(-1, 1) * x_j (GCNConv's message)."""
+    return x_j if edge_weight is None else edge_weight.view(-1, 1) * x_j
+
