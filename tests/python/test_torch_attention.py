@@ -287,8 +287,10 @@ def test_gat_structure_is_cached_across_layers():
 def test_gat_layers_reject_unsupported_arguments():
     layer = ewnn.GATConv(4, 4)
     x, ei = torch.randn(5, 4), torch.tensor([[0, 1], [1, 2]])
-    with pytest.raises(TypeError, match="bipartite"):
-        layer((x, x), ei)
+    with pytest.raises(ValueError, match="a pair"):
+        layer((x, x, x), ei)
+    with pytest.raises(ValueError, match="static graphs"):
+        layer(x.unsqueeze(0), ei)
     with pytest.raises(ValueError, match="edge_index must be"):
         layer(x, ei[0])
     # Without edge_dim edge_attr plays no part (as in PyG).

@@ -384,3 +384,36 @@ def test_hooks_are_removable_and_the_fused_path_returns():
     handle.remove()
     assert not layer.has_message_passing_hooks()
     torch.testing.assert_close(layer((x_src, x_dst), ei), plain)
+
+
+@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@pytest.mark.parametrize("layer", ["GATConv", "GATv2Conv"])
+@pytest.mark.parametrize("case", ["pair", "pair_loops", "pair_no_dst", "shared_lin_pair", "size", "edge_attr",
+                                  "residual"])
+def test_gat_bipartite_matches_pyg(layer, case):
+    x_src, x_dst, ei = _bipartite(12)
+    edge_attr = torch.randn(ei.size(1), 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    kwargs = {"heads": 2, "add_self_loops": case in ("pair_loops", "edge_attr")}
+    if case == "edge_attr":
+        kwargs["edge_dim"] = 3
+    if case == "residual":
+        kwargs["residual"] = True
+    in_channels = C if case == "shared_lin_pair" else (C, C)
+    torch.manual_seed(0)
+    pyg = getattr(pyg_nn, layer)(in_channels, C_OUT, **kwargs).double()
+    ew = getattr(ewnn, layer)(in_channels, C_OUT, **kwargs).double()
+    _same_parameters(ew, pyg)
+    calls = {
+        "pair": lambda m, xs, xd, ei, ea: m((xs, xd), ei),
+        "pair_loops": lambda m, xs, xd, ei, ea: m((xs, xd), ei),
+        "pair_no_dst": lambda m, xs, xd, ei, ea: m((xs, None), ei, size=(N_SRC, N_DST)),
+        "shared_lin_pair": lambda m, xs, xd, ei, ea: m((xs, xd), ei),
+        "size": lambda m, xs, xd, ei, ea: m((xs, xd), ei, size=(N_SRC, N_DST)),
+        "edge_attr": lambda m, xs, xd, ei, ea: m((xs, xd), ei, ea),
+        "residual": lambda m, xs, xd, ei, ea: m((xs, xd), ei),
+    }
+    if layer == "GATv2Conv" and case in ("pair_no_dst", "size"):
+        pytest.skip("PyG's GATv2Conv takes neither x_dst None nor size")
+    fn = calls[case]
+    tensors = (x_src, x_dst, ei, edge_attr)
+    _assert_same(_outputs_and_grads(ew, fn, tensors), _outputs_and_grads(pyg, fn, tensors))

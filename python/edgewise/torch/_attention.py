@@ -15,9 +15,9 @@ def _csr_transposed(csr: CSR):
     return csr.t_offsets, csr.t_targets, csr.t_edge_ids
 
 
-def _check_rows(t: Tensor, rows: int, name: str, op: str):
+def _check_rows(t: Tensor, rows: int, name: str, op: str, kind: str = "source"):
     if t.size(0) != rows:
-        raise ValueError(f"{op}: {name} has {t.size(0)} rows but the graph has {rows} nodes")
+        raise ValueError(f"{op}: {name} has {t.size(0)} rows but the graph has {rows} {kind} nodes")
 
 
 def sddmm_add(csr: CSR, a: Tensor, b: Tensor) -> Tensor:
@@ -27,9 +27,10 @@ def sddmm_add(csr: CSR, a: Tensor, b: Tensor) -> Tensor:
     """
     one_d = a.dim() == 1
     a2, b2 = (t.unsqueeze(1) if one_d else t for t in (a, b))
-    if a2.dim() != 2 or b2.shape != a2.shape:
+    if a2.dim() != 2 or b2.dim() != 2 or b2.size(1) != a2.size(1):
         raise ValueError(f"sddmm_add: a and b must both be [N] or [N, H] (got {tuple(a.shape)} and {tuple(b.shape)})")
-    _check_rows(a2, csr.num_nodes, "a", "sddmm_add")
+    _check_rows(a2, csr.num_sources, "a", "sddmm_add", "source")
+    _check_rows(b2, csr.num_nodes, "b", "sddmm_add", "destination")
     out = _attention_ops.sddmm_add(*_csr_structure(csr), a2.contiguous(), b2.contiguous(), *_csr_transposed(csr))
     return out.squeeze(1) if one_d else out
 
@@ -41,14 +42,15 @@ def sddmm_dot(csr: CSR, x: Tensor, y: Tensor) -> Tensor:
     """
     one_head = x.dim() == 2
     x3, y3 = (t.unsqueeze(1) if one_head else t for t in (x, y))
-    if x3.dim() != 3 or y3.shape != x3.shape:
+    if x3.dim() != 3 or y3.dim() != 3 or y3.shape[1:] != x3.shape[1:]:
         raise ValueError(
             f"sddmm_dot: x and y must both be [N, D] or [N, H, D] (got {tuple(x.shape)} and {tuple(y.shape)})"
         )
-    _check_rows(x3, csr.num_nodes, "x", "sddmm_dot")
+    _check_rows(x3, csr.num_sources, "x", "sddmm_dot", "source")
+    _check_rows(y3, csr.num_nodes, "y", "sddmm_dot", "destination")
     N, H, D = x3.shape
     out = _attention_ops.sddmm_dot(
-        *_csr_structure(csr), x3.reshape(N, H * D).contiguous(), y3.reshape(N, H * D).contiguous(), H,
+        *_csr_structure(csr), x3.reshape(N, H * D).contiguous(), y3.reshape(y3.size(0), H * D).contiguous(), H,
         *_csr_transposed(csr),
     )
     return out.squeeze(1) if one_head else out
@@ -80,7 +82,7 @@ def attention_aggregate(csr: CSR, alpha: Tensor, x: Tensor) -> Tensor:
     if x3.dim() != 3 or a.dim() != 2 or a.size(1) != x3.size(1) or a.size(0) != csr.sources.size(0):
         raise ValueError(f"attention_aggregate: alpha [E, H] and x [N, H, D] must agree "
                          f"(got {tuple(alpha.shape)} and {tuple(x.shape)})")
-    _check_rows(x3, csr.num_nodes, "x", "attention_aggregate")
+    _check_rows(x3, csr.num_sources, "x", "attention_aggregate", "source")
     N, H, D = x3.shape
     out = _attention_ops.attention_aggregate(
         *_csr_structure(csr), a.contiguous(), x3.reshape(N, H * D).contiguous(), *_csr_transposed(csr)

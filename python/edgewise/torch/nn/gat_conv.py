@@ -23,36 +23,71 @@ from .conv import _check_inputs, _glorot_, _structures
 
 
 class _AttentionGraph:
-    """edge_index after self-loop handling, its CSR, each CSR edge's destination, the
-    CSR position of each edge (to report attention in edge_index order) and the input
-    edges kept (None without self-loop handling: all of them, in order)."""
+    """edge_index after self-loop handling, its CSR (num_src sources, num_dst
+    destinations), each CSR edge's destination, the CSR position of each edge (to report
+    attention in edge_index order) and the input edges kept (None without self-loop
+    handling: all of them, in order)."""
 
     __slots__ = ("edge_index", "csr", "destinations", "csr_position", "kept")
 
-    def __init__(self, edge_index, num_nodes, add_self_loops):
+    def __init__(self, edge_index, num_src, num_dst, loop_nodes):
         ei = edge_index.to(torch.int64)
         self.kept = None
-        if add_self_loops:
-            # PyG's remove_self_loops + add_self_loops: one loop per node, existing loops dropped.
+        if loop_nodes is not None:
+            # PyG's remove_self_loops + add_self_loops: one loop per node of the first
+            # loop_nodes, existing loops dropped.
             self.kept = (ei[0] != ei[1]).nonzero().squeeze(1)
             ei = ei.index_select(1, self.kept)
-            loops = torch.arange(num_nodes, device=ei.device)
+            loops = torch.arange(loop_nodes, device=ei.device)
             ei = torch.cat([ei, loops.unsqueeze(0).expand(2, -1)], dim=1)
         self.edge_index = ei
-        self.csr = CSR.from_edge_index(ei, num_nodes)
+        self.csr = CSR.from_edge_index(ei, num_dst, None if num_src == num_dst else num_src)
         degrees = self.csr.offsets[1:] - self.csr.offsets[:-1]
         self.destinations = torch.repeat_interleave(
-            torch.arange(num_nodes, device=ei.device), degrees, output_size=ei.size(1)
+            torch.arange(num_dst, device=ei.device), degrees, output_size=ei.size(1)
         )
         self.csr_position = torch.empty_like(self.csr.edge_ids)
         self.csr_position[self.csr.edge_ids] = torch.arange(ei.size(1), device=ei.device)
 
 
-def _attention_graph(edge_index, num_nodes, add_self_loops):
+def _attention_graph(edge_index, num_src, num_dst, loop_nodes):
     return _structures.get(
-        edge_index, ("attention", num_nodes, add_self_loops),
-        lambda: _AttentionGraph(edge_index, num_nodes, add_self_loops),
+        edge_index, ("attention", num_src, num_dst, loop_nodes),
+        lambda: _AttentionGraph(edge_index, num_src, num_dst, loop_nodes),
     )
+
+
+class _Inputs:
+    """PyG's GAT inputs: x or (x_src, x_dst) (x_dst may be None), size; the output
+    rows and the self-loop count as PyG's GATConv / GATv2Conv take them."""
+
+    __slots__ = ("x_src", "x_dst", "num_src", "num_dst", "loop_nodes")
+
+    def __init__(self, layer, x, edge_index, size, add_self_loops):
+        pair = tuple(x) if isinstance(x, (tuple, list)) else (x, x)
+        if len(pair) != 2 or not isinstance(pair[0], Tensor) or not (pair[1] is None or isinstance(pair[1], Tensor)):
+            raise ValueError(f"{layer}: x must be a tensor or a pair (x_src, x_dst) of tensors (x_dst may be None)")
+        for t in pair:
+            if t is not None and t.dim() != 2:
+                raise ValueError(f"{layer}: x must be [N, F] (got shape {tuple(t.shape)}); static graphs are not "
+                                 f"supported (as in PyG)")
+        self.x_src, self.x_dst = pair
+        _check_inputs(self.x_src, edge_index, None, layer)
+        sizes = [None, None] if size is None else list(size)
+        if len(sizes) != 2:
+            raise ValueError(f"{layer}: size must be a pair (N_src, N_dst) (got {size!r})")
+        for position, t in ((0, self.x_src), (1, self.x_dst)):
+            if t is not None:
+                if sizes[position] is not None and sizes[position] != t.size(0):
+                    raise ValueError(f"Encountered tensor with size {t.size(0)} in dimension 0, but expected size "
+                                     f"{sizes[position]}.")
+                sizes[position] = t.size(0)
+        self.num_src = sizes[0]
+        self.num_dst = sizes[1] if sizes[1] is not None else sizes[0]
+        self.loop_nodes = None
+        if add_self_loops:
+            loops = self.num_src if self.x_dst is None else min(self.num_src, self.x_dst.size(0))
+            self.loop_nodes = min(size) if size is not None else loops
 
 
 _LOOP_REDUCE = {"mean": "mean", "add": "sum", "sum": "sum", "max": "amax", "min": "amin", "mul": "prod"}
@@ -74,7 +109,8 @@ def _loop_attr(attr, destinations, num_nodes, fill_value):
 
 
 def _edge_attr_in_csr_order(layer, graph, edge_attr, num_input_edges, num_nodes):
-    """edge_attr [E] or [E, D] (edge_index order) -> [E', D] for the CSR edges, loops included."""
+    """edge_attr [E] or [E, D] (edge_index order) -> [E', D] for the CSR edges, loops
+    included (num_nodes: the loops' count)."""
     attr = edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr
     if attr.dim() != 2 or attr.size(0) != num_input_edges:
         raise ValueError(f"{type(layer).__name__}: edge_attr must be [E] or [E, D] with E = {num_input_edges} "
@@ -86,22 +122,13 @@ def _edge_attr_in_csr_order(layer, graph, edge_attr, num_input_edges, num_nodes)
     return attr.index_select(0, graph.csr.edge_ids)
 
 
-def _check_common(layer, x, edge_index, size):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{layer}: x must be one tensor [N, F] (bipartite (x_src, x_dst) pairs are not supported)")
-    if x.dim() != 2:
-        raise ValueError(f"{layer}: x must be [N, F] (got shape {tuple(x.shape)})")
-    if size is not None:
-        raise ValueError(f"{layer}: size is not supported (the graph has x.size(0) nodes)")
-    _check_inputs(x, edge_index, None, layer)
-
-
-def _finish(layer, out, graph, alpha, x, return_attention_weights):
-    """Head concat/mean, residual, bias, and PyG's optional (edge_index, alpha) return."""
-    N = x.size(0)
+def _finish(layer, out, graph, alpha, inputs, return_attention_weights):
+    """Head concat/mean, residual (of x_dst, when given), bias, and PyG's optional
+    (edge_index, alpha) return."""
+    N = inputs.num_dst
     out = out.reshape(N, layer.heads * layer.out_channels) if layer.concat else out.mean(dim=1)
-    if layer.res is not None:
-        out = out + layer.res(x)
+    if layer.res is not None and inputs.x_dst is not None:
+        out = out + layer.res(inputs.x_dst)
     if layer.bias is not None:
         out = out + layer.bias
     if return_attention_weights:
@@ -125,7 +152,8 @@ class GATConv(torch.nn.Module):
     node (PyG). edge_dim: edge features e_uv [E, edge_dim] (forward's edge_attr) add
     a_edge[h] . W_e e_uv to the logit; added loops get fill_value's features ("mean" of
     the node's incoming ones, a number or a row). Without edge_dim, edge_attr is
-    ignored, as PyG does. Not supported: bipartite (x_src, x_dst) input, size.
+    ignored, as PyG does. Bipartite (x_src, x_dst) input (x_dst may be None) and size
+    as PyG's (loops for min(N_src, N_dst) nodes).
     """
 
     def __init__(
@@ -184,21 +212,24 @@ class GATConv(torch.nn.Module):
         self, x: Tensor, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None,
         return_attention_weights: Optional[bool] = None,
     ):
-        _check_common("GATConv", x, edge_index, size)
+        inputs = _Inputs("GATConv", x, edge_index, size, self.add_self_loops)
         H, C = self.heads, self.out_channels
-        if self.lin is not None:
-            x_src = x_dst = self.lin(x).view(-1, H, C)
+        lin_src, lin_dst = (self.lin, self.lin) if self.lin is not None else (self.lin_src, self.lin_dst)
+        x_src = lin_src(inputs.x_src).view(-1, H, C)
+        if isinstance(x, Tensor) and self.lin is not None:
+            x_dst = x_src
         else:
-            x_src, x_dst = self.lin_src(x).view(-1, H, C), self.lin_dst(x).view(-1, H, C)
-        graph = _attention_graph(edge_index, x.size(0), self.add_self_loops)
+            x_dst = None if inputs.x_dst is None else lin_dst(inputs.x_dst).view(-1, H, C)
+        graph = _attention_graph(edge_index, inputs.num_src, inputs.num_dst, inputs.loop_nodes)
         # Per-node halves of the logit; sddmm adds them per edge (no per-edge vectors).
-        logits = sddmm_add(graph.csr, (x_src * self.att_src).sum(-1), (x_dst * self.att_dst).sum(-1))
+        a_dst = (x_dst * self.att_dst).sum(-1) if x_dst is not None else x_src.new_zeros((inputs.num_dst, H))
+        logits = sddmm_add(graph.csr, (x_src * self.att_src).sum(-1), a_dst)
         if edge_attr is not None and self.lin_edge is not None:
-            attr = _edge_attr_in_csr_order(self, graph, edge_attr, edge_index.size(1), x.size(0))
+            attr = _edge_attr_in_csr_order(self, graph, edge_attr, edge_index.size(1), inputs.loop_nodes)
             logits = logits + (self.lin_edge(attr).view(-1, H, C) * self.att_edge).sum(-1)
         alpha = _attention_weights(self, graph, logits)
         out = attention_aggregate(graph.csr, alpha, x_src)
-        return _finish(self, out, graph, alpha, x, return_attention_weights)
+        return _finish(self, out, graph, alpha, inputs, return_attention_weights)
 
     def __repr__(self):
         return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"
@@ -211,7 +242,7 @@ class GATv2Conv(torch.nn.Module):
     a[h] . LeakyReLU(W_l x_u + W_r x_v); out_v = concat or mean over heads of
     sum_u alpha[u -> v, h] W_l x_u (+ residual, + bias). share_weights: W_r = W_l.
     edge_dim: W_e e_uv joins W_l x_u + W_r x_v inside the LeakyReLU (loops: fill_value).
-    Other arguments as GATConv; not supported: bipartite input, size.
+    Other arguments, bipartite input and size as GATConv.
     """
 
     def __init__(
@@ -261,21 +292,23 @@ class GATv2Conv(torch.nn.Module):
         self, x: Tensor, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None,
         return_attention_weights: Optional[bool] = None,
     ):
-        _check_common("GATv2Conv", x, edge_index, size)
+        inputs = _Inputs("GATv2Conv", x, edge_index, size, self.add_self_loops)
         H, C = self.heads, self.out_channels
-        x_l = self.lin_l(x).view(-1, H, C)
-        x_r = self.lin_r(x).view(-1, H, C)
-        graph = _attention_graph(edge_index, x.size(0), self.add_self_loops)
+        x_l = self.lin_l(inputs.x_src).view(-1, H, C)
+        x_r = None if inputs.x_dst is None else self.lin_r(inputs.x_dst).view(-1, H, C)
+        graph = _attention_graph(edge_index, inputs.num_src, inputs.num_dst, inputs.loop_nodes)
         # GATv2's logit needs the per-edge vector x_l[u] + x_r[v] before its nonlinearity.
-        pair = x_l.index_select(0, graph.csr.sources.to(torch.int64)) + x_r.index_select(0, graph.destinations)
+        pair = x_l.index_select(0, graph.csr.sources.to(torch.int64))
+        if x_r is not None:
+            pair = pair + x_r.index_select(0, graph.destinations)
         if edge_attr is not None and self.lin_edge is not None:
-            attr = _edge_attr_in_csr_order(self, graph, edge_attr, edge_index.size(1), x.size(0))
+            attr = _edge_attr_in_csr_order(self, graph, edge_attr, edge_index.size(1), inputs.loop_nodes)
             pair = pair + self.lin_edge(attr).view(-1, H, C)
         logits = (F.leaky_relu(pair, self.negative_slope) * self.att).sum(-1)
         alpha = edge_softmax(graph.csr, logits)
         alpha = functional.dropout(alpha, p=self.dropout, training=self.training)
         out = attention_aggregate(graph.csr, alpha, x_l)
-        return _finish(self, out, graph, alpha, x, return_attention_weights)
+        return _finish(self, out, graph, alpha, inputs, return_attention_weights)
 
     def __repr__(self):
         return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"
