@@ -285,23 +285,12 @@ def test_every_conv_layer_is_covered():
 
 
 @pytest.mark.parametrize("name,variant,build,call", _cases())
-def test_layer_equal_with_and_without_acceleration(name, variant, build, call):
+def test_layer_equal_with_and_without_acceleration(monkeypatch, name, variant, build, call):
     data = _graph()
     ref_out, ref_grads = _run(build, call, data)
-    fused_calls = []
-    original = _propagate._fused
-
-    def counting(*args, **kwargs):
-        result = original(*args, **kwargs)
-        fused_calls.append(result is not None)
-        return result
-
-    _propagate._fused = counting
-    try:
-        with ew_pyg.accelerated():
-            out, grads = _run(build, call, data)
-    finally:
-        _propagate._fused = original
+    fused_calls = _fused_count(monkeypatch)
+    with ew_pyg.accelerated():
+        out, grads = _run(build, call, data)
     _assert_close(out, ref_out, f"{name} output")
     assert len(grads) == len(ref_grads)
     for k, (g, r) in enumerate(zip(grads, ref_grads)):

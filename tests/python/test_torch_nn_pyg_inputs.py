@@ -61,6 +61,23 @@ def _assert_same(a, b):
             torch.testing.assert_close(ga, gb)
 
 
+def _layer_pair(layer):
+    """(PyG's layer, Edgewise's) in float64 with the same parameters, for "GCNConv",
+    "GINConv" and "SAGEConv <aggr>" ("multi": ["mean", "max"])."""
+    torch.manual_seed(0)
+    if layer == "GCNConv":
+        pyg, ew = pyg_nn.GCNConv(C, C_OUT), ewnn.GCNConv(C, C_OUT)
+    elif layer == "GINConv":
+        pyg, ew = pyg_nn.GINConv(torch.nn.Linear(C, C_OUT)), ewnn.GINConv(torch.nn.Linear(C, C_OUT))
+    else:
+        aggr = layer.split()[1]
+        aggr = ["mean", "max"] if aggr == "multi" else aggr
+        pyg, ew = pyg_nn.SAGEConv(C, C_OUT, aggr=aggr), ewnn.SAGEConv(C, C_OUT, aggr=aggr)
+    pyg, ew = pyg.double(), ew.double()
+    _same_parameters(ew, pyg)
+    return pyg, ew
+
+
 CALLS = {
     "pair": lambda m, xs, xd, ei: m((xs, xd), ei),
     "pair_size": lambda m, xs, xd, ei: m((xs, xd), ei, size=(N_SRC, N_DST)),
@@ -254,16 +271,7 @@ def test_static_graph_batches_match_pyg(layer):
     n = 22
     ei = torch.randint(0, n - 2, (2, 80), generator=g)
     x = torch.randn(3, n, C, generator=g, dtype=torch.float64)
-    torch.manual_seed(0)
-    if layer == "GCNConv":
-        pyg, ew = pyg_nn.GCNConv(C, C_OUT), ewnn.GCNConv(C, C_OUT)
-    elif layer == "GINConv":
-        pyg, ew = pyg_nn.GINConv(torch.nn.Linear(C, C_OUT)), ewnn.GINConv(torch.nn.Linear(C, C_OUT))
-    else:
-        aggr = layer.split()[1]
-        pyg, ew = pyg_nn.SAGEConv(C, C_OUT, aggr=aggr), ewnn.SAGEConv(C, C_OUT, aggr=aggr)
-    pyg, ew = pyg.double(), ew.double()
-    _same_parameters(ew, pyg)
+    pyg, ew = _layer_pair(layer)
     fn = lambda m, x, ei: m(x, ei)  # noqa: E731
     _assert_same(_outputs_and_grads(ew, fn, (x, ei)), _outputs_and_grads(pyg, fn, (x, ei)))
 
@@ -350,16 +358,7 @@ def test_message_passing_hooks_match_pyg(layer, hook):
     n = 24
     ei = torch.randint(0, n - 2, (2, 90), generator=g)
     x = torch.randn(n, C, generator=g, dtype=torch.float64)
-    torch.manual_seed(0)
-    if layer == "GCNConv":
-        pyg, ew = pyg_nn.GCNConv(C, C_OUT), ewnn.GCNConv(C, C_OUT)
-    elif layer == "GINConv":
-        pyg, ew = pyg_nn.GINConv(torch.nn.Linear(C, C_OUT)), ewnn.GINConv(torch.nn.Linear(C, C_OUT))
-    else:
-        aggr = ["mean", "max"] if layer.endswith("multi") else layer.split()[1]
-        pyg, ew = pyg_nn.SAGEConv(C, C_OUT, aggr=aggr), ewnn.SAGEConv(C, C_OUT, aggr=aggr)
-    pyg, ew = pyg.double(), ew.double()
-    _same_parameters(ew, pyg)
+    pyg, ew = _layer_pair(layer)
     method, fn = HOOKS[hook]
     calls = {"pyg": [], "ew": []}
     for name, module in (("pyg", pyg), ("ew", ew)):
