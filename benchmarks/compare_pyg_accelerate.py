@@ -129,7 +129,8 @@ def _layer_table():
     return [
         ("GCNConv", lambda: pyg.GCNConv(C, C), "w"), ("SAGEConv mean", lambda: pyg.SAGEConv(C, C), ""),
         ("SAGEConv max", lambda: pyg.SAGEConv(C, C, aggr="max"), ""), ("GINConv", lambda: pyg.GINConv(mlp(C, C)), ""),
-        ("GraphConv", lambda: pyg.GraphConv(C, C), "w"), ("GATConv 8 heads", lambda: pyg.GATConv(C, C // 8, heads=8), ""),
+        ("GraphConv", lambda: pyg.GraphConv(C, C), "w"),
+        ("GATConv 8 heads", lambda: pyg.GATConv(C, C // 8, heads=8), ""),
         ("GATv2Conv 8 heads", lambda: pyg.GATv2Conv(C, C // 8, heads=8), ""),
         ("TransformerConv", lambda: pyg.TransformerConv(C, C // 4, heads=4), ""),
         ("ResGatedGraphConv", lambda: pyg.ResGatedGraphConv(C, C), ""), ("TAGConv", lambda: pyg.TAGConv(C, C), "w"),

@@ -341,7 +341,8 @@ def test_pyg_error_messages(case):
 
 
 HOOKS = {
-    "message_pre": ("register_message_forward_pre_hook", lambda m, inputs: ({**inputs[0], "x_j": inputs[0]["x_j"] * 3},)),
+    "message_pre": ("register_message_forward_pre_hook",
+                    lambda m, inputs: ({**inputs[0], "x_j": inputs[0]["x_j"] * 3},)),
     "message": ("register_message_forward_hook", lambda m, inputs, out: out.relu()),
     "aggregate_pre": ("register_aggregate_forward_pre_hook", lambda m, inputs: None),
     "aggregate": ("register_aggregate_forward_hook", lambda m, inputs, out: out * 2 + 1),
@@ -416,3 +417,20 @@ def test_gat_bipartite_matches_pyg(layer, case):
     fn = calls[case]
     tensors = (x_src, x_dst, ei, edge_attr)
     _assert_same(_outputs_and_grads(ew, fn, tensors), _outputs_and_grads(pyg, fn, tensors))
+
+
+@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("layer", ["GATConv", "GATv2Conv"])
+def test_gat_sparse_adjacency_matches_pyg(layer, layout):
+    g = torch.Generator().manual_seed(13)
+    n = 21
+    ei = torch.randint(0, n - 2, (2, 70), generator=g)
+    x = torch.randn(n, C, generator=g, dtype=torch.float64)
+    adj = _adjacency(ei, n, n, torch.rand(ei.size(1), generator=g, dtype=torch.float64), layout)
+    torch.manual_seed(0)
+    pyg = getattr(pyg_nn, layer)(C, C_OUT, heads=2).double()
+    ew = getattr(ewnn, layer)(C, C_OUT, heads=2).double()
+    _same_parameters(ew, pyg)
+    fn = lambda m, x: m(x, adj)  # noqa: E731
+    _assert_same(_outputs_and_grads(ew, fn, (x,)), _outputs_and_grads(pyg, fn, (x,)))

@@ -19,7 +19,9 @@ from torch import Tensor
 from .._attention import attention_aggregate, edge_softmax, sddmm_add
 from .._spmm import CSR
 from . import functional
-from .conv import _check_inputs, _glorot_, _structures
+from .conv import (
+    _adjacency_edges, _adjacency_structures, _check_inputs, _glorot_, _is_sparse_adjacency, _structures,
+)
 
 
 class _AttentionGraph:
@@ -50,8 +52,8 @@ class _AttentionGraph:
         self.csr_position[self.csr.edge_ids] = torch.arange(ei.size(1), device=ei.device)
 
 
-def _attention_graph(edge_index, num_src, num_dst, loop_nodes):
-    return _structures.get(
+def _attention_graph(edge_index, num_src, num_dst, loop_nodes, cache=_structures):
+    return cache.get(
         edge_index, ("attention", num_src, num_dst, loop_nodes),
         lambda: _AttentionGraph(edge_index, num_src, num_dst, loop_nodes),
     )
@@ -61,9 +63,16 @@ class _Inputs:
     """PyG's GAT inputs: x or (x_src, x_dst) (x_dst may be None), size; the output
     rows and the self-loop count as PyG's GATConv / GATv2Conv take them."""
 
-    __slots__ = ("x_src", "x_dst", "num_src", "num_dst", "loop_nodes")
+    __slots__ = ("x_src", "x_dst", "num_src", "num_dst", "loop_nodes", "edge_index", "cache")
 
     def __init__(self, layer, x, edge_index, size, add_self_loops):
+        self.cache = _structures
+        if _is_sparse_adjacency(edge_index):
+            # adj_t [N_dst, N_src]: its edges (values play no part in attention, as in PyG).
+            size = (edge_index.size(1), edge_index.size(0))
+            edge_index = _adjacency_edges(edge_index, layer)[0]
+            self.cache = _adjacency_structures
+        self.edge_index = edge_index
         pair = tuple(x) if isinstance(x, (tuple, list)) else (x, x)
         if len(pair) != 2 or not isinstance(pair[0], Tensor) or not (pair[1] is None or isinstance(pair[1], Tensor)):
             raise ValueError(f"{layer}: x must be a tensor or a pair (x_src, x_dst) of tensors (x_dst may be None)")
@@ -213,6 +222,7 @@ class GATConv(torch.nn.Module):
         return_attention_weights: Optional[bool] = None,
     ):
         inputs = _Inputs("GATConv", x, edge_index, size, self.add_self_loops)
+        edge_index = inputs.edge_index
         H, C = self.heads, self.out_channels
         lin_src, lin_dst = (self.lin, self.lin) if self.lin is not None else (self.lin_src, self.lin_dst)
         x_src = lin_src(inputs.x_src).view(-1, H, C)
@@ -220,7 +230,7 @@ class GATConv(torch.nn.Module):
             x_dst = x_src
         else:
             x_dst = None if inputs.x_dst is None else lin_dst(inputs.x_dst).view(-1, H, C)
-        graph = _attention_graph(edge_index, inputs.num_src, inputs.num_dst, inputs.loop_nodes)
+        graph = _attention_graph(edge_index, inputs.num_src, inputs.num_dst, inputs.loop_nodes, inputs.cache)
         # Per-node halves of the logit; sddmm adds them per edge (no per-edge vectors).
         a_dst = (x_dst * self.att_dst).sum(-1) if x_dst is not None else x_src.new_zeros((inputs.num_dst, H))
         logits = sddmm_add(graph.csr, (x_src * self.att_src).sum(-1), a_dst)
@@ -293,10 +303,11 @@ class GATv2Conv(torch.nn.Module):
         return_attention_weights: Optional[bool] = None,
     ):
         inputs = _Inputs("GATv2Conv", x, edge_index, size, self.add_self_loops)
+        edge_index = inputs.edge_index
         H, C = self.heads, self.out_channels
         x_l = self.lin_l(inputs.x_src).view(-1, H, C)
         x_r = None if inputs.x_dst is None else self.lin_r(inputs.x_dst).view(-1, H, C)
-        graph = _attention_graph(edge_index, inputs.num_src, inputs.num_dst, inputs.loop_nodes)
+        graph = _attention_graph(edge_index, inputs.num_src, inputs.num_dst, inputs.loop_nodes, inputs.cache)
         # GATv2's logit needs the per-edge vector x_l[u] + x_r[v] before its nonlinearity.
         pair = x_l.index_select(0, graph.csr.sources.to(torch.int64))
         if x_r is not None:
