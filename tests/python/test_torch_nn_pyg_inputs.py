@@ -434,3 +434,28 @@ def test_gat_sparse_adjacency_matches_pyg(layer, layout):
     _same_parameters(ew, pyg)
     fn = lambda m, x: m(x, adj)  # noqa: E731
     _assert_same(_outputs_and_grads(ew, fn, (x,)), _outputs_and_grads(pyg, fn, (x,)))
+
+
+@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@pytest.mark.parametrize("case", ["pair", "pair_no_root", "size", "target_to_source", "edge_dim"])
+def test_gine_message_inputs_match_pyg(case):
+    x_src, x_dst, ei = _bipartite(14)
+    edge_attr = torch.randn(ei.size(1), 3 if case == "edge_dim" else C, dtype=torch.float64,
+                            generator=torch.Generator().manual_seed(2))
+    kwargs = {"edge_dim": 3} if case == "edge_dim" else {}
+    if case == "target_to_source":
+        kwargs["flow"] = "target_to_source"
+    torch.manual_seed(0)
+    pyg = pyg_nn.GINEConv(torch.nn.Linear(C, C_OUT), train_eps=True, **kwargs).double()
+    ew = ewnn.GINEConv(torch.nn.Linear(C, C_OUT), train_eps=True, **kwargs).double()
+    _same_parameters(ew, pyg)
+    calls = {
+        "pair": lambda m, xs, xd, ei, ea: m((xs, xd), ei, ea),
+        "pair_no_root": lambda m, xs, xd, ei, ea: m((xs, None), ei, ea, size=(N_SRC, N_DST)),
+        "size": lambda m, xs, xd, ei, ea: m((xs, xd), ei, ea, size=(N_SRC, N_DST)),
+        "target_to_source": lambda m, xs, xd, ei, ea: m(xs, ei, ea),  # one node set: ei within N_DST
+        "edge_dim": lambda m, xs, xd, ei, ea: m((xs, xd), ei, ea),
+    }
+    fn = calls[case]
+    tensors = (x_src, x_dst, ei, edge_attr)
+    _assert_same(_outputs_and_grads(ew, fn, tensors), _outputs_and_grads(pyg, fn, tensors))

@@ -491,12 +491,15 @@ class GINEConv(torch.nn.Module):
     edge_attr must already be x's width. eps: a parameter when train_eps, else a buffer
     (both named ``eps``). edge_attr is [E, D] in edge_index order. The messages are
     formed per edge ([E, C]: the ReLU sits on each) and summed by the fused CSR
-    segment reduction.
+    segment reduction. As PyG's: x a pair (x_src, x_dst) (x_dst None drops the root
+    term), size (N_src, N_dst), flow.
     """
 
-    def __init__(self, nn: torch.nn.Module, eps: float = 0.0, train_eps: bool = False, edge_dim: Optional[int] = None):
+    def __init__(self, nn: torch.nn.Module, eps: float = 0.0, train_eps: bool = False, edge_dim: Optional[int] = None,
+                 flow: str = "source_to_target"):
         super().__init__()
         self.nn = nn
+        self.flow = _check_flow(flow, "GINEConv")
         self.initial_eps = eps
         if train_eps:
             self.eps = torch.nn.Parameter(torch.empty(1))
@@ -517,18 +520,22 @@ class GINEConv(torch.nn.Module):
         if self.lin is not None:
             self.lin.reset_parameters()
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor) -> Tensor:
-        _check_inputs(x, edge_index, None, "GINEConv")
+    def forward(self, x, edge_index: Tensor, edge_attr: Tensor, size=None) -> Tensor:
+        if _is_sparse_adjacency(edge_index):
+            raise ValueError("GINEConv: a sparse adjacency is not supported (pass edge_index and edge_attr)")
+        m = _Messages(x, edge_index, None, size, self.flow, "GINEConv")
         if edge_attr is None or edge_attr.dim() != 2 or edge_attr.size(0) != edge_index.size(1):
             shape = None if edge_attr is None else tuple(edge_attr.shape)
             raise ValueError(f"GINEConv: edge_attr must be [E, D] with E = {edge_index.size(1)} (got {shape})")
-        if self.lin is None and edge_attr.size(1) != x.size(1):
+        if self.lin is None and edge_attr.size(1) != m.x_src.size(-1):
             raise ValueError("Node and edge feature dimensionalities do not match. Consider setting the "
                              "'edge_dim' attribute of 'GINEConv'")
-        csr, _ = _plain_graph(edge_index, None, x.size(0))
+        csr = m.csr
         edge_term = self.lin(edge_attr) if self.lin is not None else edge_attr
-        messages = F.relu(x.index_select(0, csr.sources.to(torch.int64)) + csr.to_csr_order(edge_term))
-        out = segment_csr(messages, csr.offsets, reduce="sum") + (1 + self.eps) * x
+        messages = F.relu(m.x_src.index_select(0, csr.sources.to(torch.int64)) + csr.to_csr_order(edge_term))
+        out = segment_csr(messages, csr.offsets, reduce="sum")
+        if m.root is not None:
+            out = out + (1 + self.eps) * m.root
         return self.nn(out)
 
     def __repr__(self):
