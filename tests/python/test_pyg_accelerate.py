@@ -633,3 +633,19 @@ def test_edge_index_input_is_fused(monkeypatch, layer, sparse_size):
         out = conv(d["x"], ei)
     assert any(taken)
     torch.testing.assert_close(out, ref)
+
+
+def test_example_script_runs_and_rejects_bad_flags():
+    import os
+    import subprocess
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "examples" / "pyg_accelerate.py"
+    env = dict(os.environ)
+    done = subprocess.run([sys.executable, str(script), "--epochs", "2", "--model", "sage"], capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "accelerated: test accuracy" in done.stdout
+    bad = subprocess.run([sys.executable, str(script), "--epochs", "0"], capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert bad.returncode != 0 and "--epochs must be positive" in bad.stderr
