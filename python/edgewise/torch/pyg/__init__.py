@@ -9,8 +9,9 @@ What it replaces (in every loaded ``torch_geometric`` module that holds the name
 and in modules loaded later through ``torch_geometric.utils``):
 
 - ``torch_geometric.utils.scatter`` (sum / mean / min / max), ``segment`` (1-D
-  ``ptr``), ``softmax`` (index form) and ``spmm`` (torch.sparse CSR / CSC /
-  coalesced COO adjacency) by Edgewise's kernels, with PyG's semantics and
+  ``ptr``), ``softmax`` (index form), ``spmm`` (torch.sparse CSR / CSC / coalesced
+  COO adjacency) and EdgeIndex's sparse-dense product (``EdgeIndex.matmul``,
+  ``spmm(EdgeIndex, x)``) by Edgewise's kernels, with PyG's semantics and
   gradients; every aggregation module and layer that calls them follows.
 - ``MessagePassing.propagate`` (PyG's own and the per-layer generated ones): when a
   layer's message is a gather, optionally scaled by a scalar per edge (GCNConv,
@@ -19,7 +20,7 @@ and in modules loaded later through ``torch_geometric.utils``):
   graph (cached by contents, never served for another graph); see ``_propagate``.
 
 What it leaves alone: hooks, ``explain``, ``decomposed_layers``, SparseTensor
-inputs, reductions "mul" / "any", dtypes or devices the kernels do not
+inputs, EdgeIndex sparse-sparse products, reductions "mul" / "any", dtypes or devices the kernels do not
 take: all go to PyG's code unchanged. ``deaccelerate()`` restores every replaced
 name (by identity). Both are idempotent and thread-safe.
 """
@@ -41,6 +42,7 @@ _UTILS = (
     ("torch_geometric.utils._scatter", "scatter", _functional.make_scatter),
     ("torch_geometric.utils._segment", "segment", _functional.make_segment),
     ("torch_geometric.utils._spmm", "spmm", _functional.make_spmm),
+    ("torch_geometric.edge_index", "_spmm", _functional.make_edge_index_spmm),
 )
 
 

@@ -135,3 +135,32 @@ def make_spmm(original):
                               csr.t_edge_ids, _SPMM_REDUCES[reduce])
 
     return spmm
+
+
+def make_edge_index_spmm(original):
+    """EdgeIndex's sparse-dense product (torch_geometric.edge_index._spmm): out[r] =
+    reduce over the entries (r, c) of value * other[c] (transpose: rows and columns
+    swapped) as one fused spmm; PyG's sort-order errors and anything else stay PyG's."""
+
+    def _spmm(input, other, value=None, reduce="sum", transpose=False):
+        name = _SPMM_REDUCES.get(reduce)
+        sorted_ok = input.is_sorted_by_col if transpose else input.is_sorted_by_row
+        covered = (name is not None and sorted_ok and isinstance(other, Tensor) and other.dim() == 2
+                   and other.dtype in (torch.float32, torch.float64) and _on_device(input, other)
+                   and (value is None or (isinstance(value, Tensor) and value.dim() == 1
+                                          and value.dtype == other.dtype and value.device == other.device
+                                          and value.size(0) == input.size(1))))
+        if not covered:
+            return original(input, other, value, reduce, transpose)
+        num_src = input.get_sparse_size(0 if transpose else 1)
+        num_dst = input.get_sparse_size(1 if transpose else 0)
+        if num_src != other.size(0):
+            return original(input, other, value, reduce, transpose)
+        csr = _structure.bipartite_csr(input.as_tensor(), 0 if transpose else 1, num_src, num_dst)
+        if csr is None:
+            return original(input, other, value, reduce, transpose)
+        weight = None if value is None else value.index_select(0, csr.edge_ids)
+        return _spmm_ops.spmm(csr.offsets, csr.sources, other.contiguous(), weight, csr.t_offsets, csr.t_targets,
+                              csr.t_edge_ids, name)
+
+    return _spmm
