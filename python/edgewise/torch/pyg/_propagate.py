@@ -1,15 +1,17 @@
 """``MessagePassing.propagate`` with Edgewise's fused gather-reduce on plain edge lists.
 
 A call is fused when the layer's message is a gather, optionally scaled by one
-scalar per edge (``_message_form``), its aggregation is PyG's plain sum / mean /
-min / max module, ``aggregate`` and ``update`` are MessagePassing's own, and the
-call is an ordinary one: no hooks registered, not explaining, one decomposed layer,
-keyword arguments only, a plain integer ``edge_index`` [2, E] or PyG's EdgeIndex (its
-sizes taken, as PyG does; not a sparse adjacency), features [N, C] of float32 / float64 along ``node_dim`` -2 or 0, the
-weight (if any) [E] of the features' dtype, and every index within its size. Then
-``out[i] = reduce_j w_ji x_j`` runs as one spmm over a CSR built once per graph
-(``_structure``) with no [E, C] message tensor. Anything else runs PyG's
-propagate unchanged, which also raises PyG's errors on bad input.
+scalar per edge or per edge and head (``_message_form``), its aggregation is PyG's
+plain sum / mean / min / max module, ``aggregate`` and ``update`` are
+MessagePassing's own, and the call is an ordinary one: no hooks registered, not
+explaining, one decomposed layer, keyword arguments only, a plain integer
+``edge_index`` [2, E] or PyG's EdgeIndex (its sizes taken, as PyG does; not a sparse
+adjacency), features [N, C] of float32 / float64 along ``node_dim`` -2 or 0 (or
+[N, H, C] with a weight [E, H], summed: GAT's attention), the weight (if any) of the
+features' dtype, and every index within its size. Then ``out[i] = reduce_j w_ji x_j``
+runs as one spmm (or attention_aggregate) over a CSR built once per graph contents
+(``_structure``) with no [E, C] message tensor. Anything else runs PyG's propagate
+unchanged, which also raises PyG's errors on bad input.
 """
 
 import functools
