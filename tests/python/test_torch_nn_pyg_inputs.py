@@ -67,6 +67,8 @@ def _layer_pair(layer):
     torch.manual_seed(0)
     if layer == "GCNConv":
         pyg, ew = pyg_nn.GCNConv(C, C_OUT), ewnn.GCNConv(C, C_OUT)
+    elif layer in ("GATConv", "GATv2Conv"):
+        pyg, ew = getattr(pyg_nn, layer)(C, C_OUT, heads=2), getattr(ewnn, layer)(C, C_OUT, heads=2)
     elif layer == "GINConv":
         pyg, ew = pyg_nn.GINConv(torch.nn.Linear(C, C_OUT)), ewnn.GINConv(torch.nn.Linear(C, C_OUT))
     else:
@@ -353,7 +355,8 @@ HOOKS = {
 
 @pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
 @pytest.mark.parametrize("hook", list(HOOKS))
-@pytest.mark.parametrize("layer", ["GCNConv", "SAGEConv mean", "SAGEConv max", "GINConv", "SAGEConv multi"])
+@pytest.mark.parametrize("layer", ["GCNConv", "SAGEConv mean", "SAGEConv max", "GINConv", "SAGEConv multi", "GATConv",
+                                   "GATv2Conv"])
 def test_message_passing_hooks_match_pyg(layer, hook):
     g = torch.Generator().manual_seed(10)
     n = 24

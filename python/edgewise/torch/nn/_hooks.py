@@ -16,19 +16,20 @@ _HOOK_KINDS = ("propagate_forward_pre", "propagate_forward", "message_forward_pr
                "aggregate_forward_pre", "aggregate_forward")
 
 
-def reduction(reduce: str):
-    """aggregate(messages [..., E, C], index [E], dim_size) -> [..., dim_size, C] for a
-    kernel reduction name; min / max with PyG's gradient rule (torch's amax / amin onto zeros)."""
+def reduction(reduce: str, node_dim: int = -2):
+    """aggregate(messages, index [E], dim_size) -> dim_size rows along node_dim (the
+    messages' edge dimension) for a kernel reduction name; min / max with PyG's
+    gradient rule (torch's amax / amin onto zeros)."""
 
     def aggregate(messages, index, dim_size):
-        flat = messages.movedim(-2, 0)
+        flat = messages.movedim(node_dim, 0)
         if reduce in ("max", "min"):
             out = flat.new_zeros((dim_size,) + tuple(flat.shape[1:]))
             expanded = index.view(-1, *([1] * (flat.dim() - 1))).expand_as(flat)
             out = out.scatter_reduce(0, expanded, flat, "a" + reduce, include_self=False)
         else:
             out = scatter(flat, index, dim=0, dim_size=dim_size, reduce=reduce)
-        return out.movedim(0, -2)
+        return out.movedim(0, node_dim)
 
     return aggregate
 
@@ -76,19 +77,22 @@ class MessagePassingHooks:
         """Whether a hook is registered (then forward takes the explicit path)."""
         return any(self._hooks(kind) for kind in _HOOK_KINDS)
 
-    def hooked_propagate(self, edge_index, size, kwargs, sources, destinations, dim_size, aggregate, message):
+    def hooked_propagate(self, edge_index, size, kwargs, sources, destinations, dim_size, aggregate, message,
+                         node_dim=-2, edge_data=("edge_weight",)):
         """PyG's propagate with hooks: messages = message(**message kwargs) over the edges
         sources -> destinations, aggregate(messages, index, dim_size) into dim_size rows.
-        kwargs: propagate's keyword data (x, edge_weight), also handed to the propagate hooks."""
+        kwargs: propagate's keyword data (x and the per-edge tensors named in edge_data,
+        in the edges' order), also handed to the propagate hooks."""
         for hook in self._hooks("propagate_forward_pre").values():
             result = hook(self, (edge_index, size, kwargs))
             if result is not None:
                 edge_index, size, kwargs = result
         x = kwargs["x"]
         x_src = x[0] if isinstance(x, (tuple, list)) else x
-        message_kwargs = {"x_j": x_src.index_select(-2, sources)}
-        if kwargs.get("edge_weight") is not None:
-            message_kwargs["edge_weight"] = kwargs["edge_weight"]
+        message_kwargs = {"x_j": x_src.index_select(node_dim, sources)}
+        for name in edge_data:
+            if kwargs.get(name) is not None:
+                message_kwargs[name] = kwargs[name]
         for hook in self._hooks("message_forward_pre").values():
             result = hook(self, (message_kwargs,))
             if result is not None:
@@ -118,4 +122,9 @@ class MessagePassingHooks:
 def gather_message(x_j, edge_weight=None):
     """PyG's x_j, or edge_weight.view(-1, 1) * x_j (GCNConv's message)."""
     return x_j if edge_weight is None else edge_weight.view(-1, 1) * x_j
+
+
+def attention_message(x_j, alpha):
+    """GATConv's message: alpha [E, H] scales x_j [E, H, C] per head."""
+    return alpha.unsqueeze(-1) * x_j
 

@@ -19,6 +19,7 @@ from torch import Tensor
 from .._attention import attention_aggregate, edge_softmax, sddmm_add
 from .._spmm import CSR
 from . import functional
+from ._hooks import MessagePassingHooks, attention_message, reduction
 from .conv import (
     _adjacency_edges, _adjacency_structures, _check_inputs, _glorot_, _is_sparse_adjacency, _structures,
 )
@@ -131,6 +132,18 @@ def _edge_attr_in_csr_order(layer, graph, edge_attr, num_input_edges, num_nodes)
     return attr.index_select(0, graph.csr.edge_ids)
 
 
+def _aggregate_attention(layer, graph, alpha, x_src, x_dst, edge_index, size):
+    """sum over v's incoming edges of alpha * x_src[u] per head: one fused kernel call,
+    or PyG's explicit message / aggregate path (edges in CSR order) while a hook is
+    registered."""
+    if not layer.has_message_passing_hooks():
+        return attention_aggregate(graph.csr, alpha, x_src)
+    kwargs = {"x": (x_src, x_dst), "alpha": alpha}
+    return layer.hooked_propagate(edge_index, size, kwargs, graph.csr.sources.to(torch.int64), graph.destinations,
+                                  graph.csr.num_nodes, reduction("sum", node_dim=0), attention_message, node_dim=0,
+                                  edge_data=("alpha",))
+
+
 def _finish(layer, out, graph, alpha, inputs, return_attention_weights):
     """Head concat/mean, residual (of x_dst, when given), bias, and PyG's optional
     (edge_index, alpha) return."""
@@ -150,7 +163,7 @@ def _attention_weights(layer, graph, logits):
     return functional.dropout(alpha, p=layer.dropout, training=layer.training)
 
 
-class GATConv(torch.nn.Module):
+class GATConv(MessagePassingHooks, torch.nn.Module):
     """Graph attention (Veličković et al.; PyG's GATConv).
 
     alpha[u -> v, h] = softmax over v's incoming edges of
@@ -238,14 +251,14 @@ class GATConv(torch.nn.Module):
             attr = _edge_attr_in_csr_order(self, graph, edge_attr, edge_index.size(1), inputs.loop_nodes)
             logits = logits + (self.lin_edge(attr).view(-1, H, C) * self.att_edge).sum(-1)
         alpha = _attention_weights(self, graph, logits)
-        out = attention_aggregate(graph.csr, alpha, x_src)
+        out = _aggregate_attention(self, graph, alpha, x_src, x_dst, edge_index, size)
         return _finish(self, out, graph, alpha, inputs, return_attention_weights)
 
     def __repr__(self):
         return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"
 
 
-class GATv2Conv(torch.nn.Module):
+class GATv2Conv(MessagePassingHooks, torch.nn.Module):
     """GATv2 (Brody et al.; PyG's GATv2Conv): the attention nonlinearity comes before the dot.
 
     alpha[u -> v, h] = softmax over v's incoming edges of
@@ -318,7 +331,7 @@ class GATv2Conv(torch.nn.Module):
         logits = (F.leaky_relu(pair, self.negative_slope) * self.att).sum(-1)
         alpha = edge_softmax(graph.csr, logits)
         alpha = functional.dropout(alpha, p=self.dropout, training=self.training)
-        out = attention_aggregate(graph.csr, alpha, x_l)
+        out = _aggregate_attention(self, graph, alpha, x_l, x_r, edge_index, size)
         return _finish(self, out, graph, alpha, inputs, return_attention_weights)
 
     def __repr__(self):
