@@ -15,6 +15,11 @@ try:
 except Exception:  # PyG is optional: the plain-torch reference still runs
     pyg_nn = None
 
+# The comparisons need PyG itself; .ci/run installs it (tools/install_deps.sh --test),
+# so CI always runs them. Without PyG only the plain-reference tests below run.
+needs_pyg = pytest.mark.skipif(pyg_nn is None, reason="compares with PyG's layers: torch_geometric is not "
+                                                       "installed here (tools/install_deps.sh --test installs it)")
+
 N_SRC, N_DST, C, C_OUT = 30, 17, 8, 5
 
 
@@ -88,7 +93,7 @@ CALLS = {
 }
 
 
-@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@needs_pyg
 @pytest.mark.parametrize("call", list(CALLS))
 @pytest.mark.parametrize("aggr", ["mean", "max", "sum"])
 def test_sageconv_bipartite_matches_pyg(call, aggr):
@@ -101,7 +106,7 @@ def test_sageconv_bipartite_matches_pyg(call, aggr):
     _assert_same(_outputs_and_grads(ew, fn, (x_src, x_dst, ei)), _outputs_and_grads(pyg, fn, (x_src, x_dst, ei)))
 
 
-@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@needs_pyg
 @pytest.mark.parametrize("call", list(CALLS))
 def test_ginconv_bipartite_matches_pyg(call):
     x_src, x_dst, ei = _bipartite(1)
@@ -115,7 +120,7 @@ def test_ginconv_bipartite_matches_pyg(call):
     _assert_same(_outputs_and_grads(ew, fn, (x_src, x_dst, ei)), _outputs_and_grads(pyg, fn, (x_src, x_dst, ei)))
 
 
-@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@needs_pyg
 @pytest.mark.parametrize("layer", ["SAGEConv", "GINConv", "GCNConv", "GCNConv weighted", "GCNConv plain"])
 def test_target_to_source_flow_matches_pyg(layer):
     g = torch.Generator().manual_seed(4)
@@ -196,9 +201,13 @@ def _adjacency(ei, n_src, n_dst, values, layout):
     return adj
 
 
-@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
-@pytest.mark.parametrize("layout", ["coo", "csr", "csc"])
-@pytest.mark.parametrize("layer", ["SAGEConv mean", "SAGEConv max", "GINConv", "GCNConv", "GCNConv plain"])
+_SPARSE_CASES = [(layer, layout) for layer in ("SAGEConv mean", "SAGEConv max", "GINConv", "GCNConv", "GCNConv plain")
+                 for layout in ("coo", "csr", "csc")
+                 if not (layer.startswith("GCNConv") and layout == "csc")]  # PyG refuses: the test below
+
+
+@needs_pyg
+@pytest.mark.parametrize("layer,layout", _SPARSE_CASES)
 def test_sparse_adjacency_input_matches_pyg(layer, layout):
     g = torch.Generator().manual_seed(6)
     n = 26
@@ -206,8 +215,6 @@ def test_sparse_adjacency_input_matches_pyg(layer, layout):
     ei = torch.cat([ei, torch.arange(0, n - 2, 4).repeat(2, 1)], dim=1)  # some self loops
     values = torch.rand(ei.size(1), generator=g, dtype=torch.float64) + 0.2
     x = torch.randn(n, C, generator=g, dtype=torch.float64)
-    if layer.startswith("GCNConv") and layout == "csc":
-        pytest.skip("PyG's gcn_norm raises NotImplementedError for CSC (Edgewise's GCNConv takes it)")
     torch.manual_seed(0)
     if layer.startswith("SAGEConv"):
         aggr = layer.split()[1]
@@ -241,6 +248,22 @@ def test_sparse_adjacency_errors():
         ewnn.GCNConv(C, C_OUT).double()(x_src, adj)
 
 
+@needs_pyg
+def test_gcn_csc_adjacency_which_pyg_refuses_equals_csr():
+    """PyG's gcn_norm raises NotImplementedError for CSC; Edgewise's GCNConv takes it."""
+    g = torch.Generator().manual_seed(16)
+    n = 18
+    ei = torch.randint(0, n, (2, 60), generator=g)
+    values = torch.rand(60, generator=g, dtype=torch.float64) + 0.2
+    x = torch.randn(n, C, generator=g, dtype=torch.float64)
+    torch.manual_seed(0)
+    pyg, ew = pyg_nn.GCNConv(C, C_OUT).double(), ewnn.GCNConv(C, C_OUT).double()
+    _same_parameters(ew, pyg)
+    with pytest.raises(NotImplementedError):
+        pyg(x, _adjacency(ei, n, n, values, "csc"))
+    torch.testing.assert_close(ew(x, _adjacency(ei, n, n, values, "csc")), pyg(x, _adjacency(ei, n, n, values, "csr")))
+
+
 def test_gcn_sparse_layouts_agree_with_its_edge_list_form():
     """Without PyG too: adj_t in any layout = the edge list with PyG's sparse self-loop
     rule (one loop added per node, existing loops kept)."""
@@ -265,7 +288,7 @@ def test_gcn_sparse_layouts_agree_with_its_edge_list_form():
     torch.testing.assert_close(outs[0], expected)
 
 
-@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@needs_pyg
 @pytest.mark.parametrize("layer", ["GCNConv", "SAGEConv mean", "SAGEConv max", "GINConv"])
 def test_static_graph_batches_match_pyg(layer):
     """x [B, N, C] sharing one edge_index (PyG's static-graph input)."""
@@ -278,7 +301,7 @@ def test_static_graph_batches_match_pyg(layer):
     _assert_same(_outputs_and_grads(ew, fn, (x, ei)), _outputs_and_grads(pyg, fn, (x, ei)))
 
 
-@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@needs_pyg
 @pytest.mark.parametrize("aggr,aggr_kwargs", [
     (["mean", "max"], None),
     (["sum", "std"], {"mode": "proj", "mode_kwargs": {"in_channels": C, "out_channels": C}}),
@@ -321,7 +344,7 @@ def _error(make):
     return None
 
 
-@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@needs_pyg
 @pytest.mark.parametrize("case", ["gcn_loops_without_norm", "gcn_tuple", "sage_lazy_project", "gine_widths",
                                   "sage_bad_flow", "size_mismatch", "sparse_reverse_flow"])
 def test_pyg_error_messages(case):
@@ -353,7 +376,7 @@ HOOKS = {
 }
 
 
-@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@needs_pyg
 @pytest.mark.parametrize("hook", list(HOOKS))
 @pytest.mark.parametrize("layer", ["GCNConv", "SAGEConv mean", "SAGEConv max", "GINConv", "SAGEConv multi", "GATConv",
                                    "GATv2Conv"])
@@ -389,10 +412,13 @@ def test_hooks_are_removable_and_the_fused_path_returns():
     torch.testing.assert_close(layer((x_src, x_dst), ei), plain)
 
 
-@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
-@pytest.mark.parametrize("layer", ["GATConv", "GATv2Conv"])
-@pytest.mark.parametrize("case", ["pair", "pair_loops", "pair_no_dst", "shared_lin_pair", "size", "edge_attr",
-                                  "residual"])
+_GAT_CASES = [(layer, case) for layer in ("GATConv", "GATv2Conv")
+              for case in ("pair", "pair_loops", "pair_no_dst", "shared_lin_pair", "size", "edge_attr", "residual")
+              if not (layer == "GATv2Conv" and case in ("pair_no_dst", "size"))]  # PyG refuses: the test below
+
+
+@needs_pyg
+@pytest.mark.parametrize("layer,case", _GAT_CASES)
 def test_gat_bipartite_matches_pyg(layer, case):
     x_src, x_dst, ei = _bipartite(12)
     edge_attr = torch.randn(ei.size(1), 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
@@ -415,14 +441,26 @@ def test_gat_bipartite_matches_pyg(layer, case):
         "edge_attr": lambda m, xs, xd, ei, ea: m((xs, xd), ei, ea),
         "residual": lambda m, xs, xd, ei, ea: m((xs, xd), ei),
     }
-    if layer == "GATv2Conv" and case in ("pair_no_dst", "size"):
-        pytest.skip("PyG's GATv2Conv takes neither x_dst None nor size")
     fn = calls[case]
     tensors = (x_src, x_dst, ei, edge_attr)
     _assert_same(_outputs_and_grads(ew, fn, tensors), _outputs_and_grads(pyg, fn, tensors))
 
 
-@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@needs_pyg
+def test_gatv2_size_which_pyg_refuses_changes_nothing():
+    """PyG's GATv2Conv.forward has no size argument; Edgewise's takes it, and a size
+    that agrees with x changes nothing."""
+    x_src, x_dst, ei = _bipartite(17)
+    torch.manual_seed(0)
+    pyg = pyg_nn.GATv2Conv((C, C), C_OUT, heads=2, add_self_loops=False).double()
+    ew = ewnn.GATv2Conv((C, C), C_OUT, heads=2, add_self_loops=False).double()
+    _same_parameters(ew, pyg)
+    with pytest.raises(TypeError):
+        pyg((x_src, x_dst), ei, size=(N_SRC, N_DST))
+    torch.testing.assert_close(ew((x_src, x_dst), ei, size=(N_SRC, N_DST)), pyg((x_src, x_dst), ei))
+
+
+@needs_pyg
 @pytest.mark.parametrize("layout", ["coo", "csr"])
 @pytest.mark.parametrize("layer", ["GATConv", "GATv2Conv"])
 def test_gat_sparse_adjacency_matches_pyg(layer, layout):
@@ -439,7 +477,7 @@ def test_gat_sparse_adjacency_matches_pyg(layer, layout):
     _assert_same(_outputs_and_grads(ew, fn, (x,)), _outputs_and_grads(pyg, fn, (x,)))
 
 
-@pytest.mark.skipif(pyg_nn is None, reason="torch_geometric not installed")
+@needs_pyg
 @pytest.mark.parametrize("case", ["pair", "pair_no_root", "size", "target_to_source", "edge_dim"])
 def test_gine_message_inputs_match_pyg(case):
     x_src, x_dst, ei = _bipartite(14)
