@@ -271,8 +271,9 @@ class _Messages:
             size = (edge_index.size(1), edge_index.size(0))
             edge_index, values = _adjacency_edges(edge_index, layer)
             edge_weight = values if edge_weight is None else edge_weight
-            if edge_weight is not None and edge_weight.dtype != (x[0] if isinstance(x, (tuple, list)) else x).dtype:
-                edge_weight = edge_weight.to((x[0] if isinstance(x, (tuple, list)) else x).dtype)
+            features = x[0] if isinstance(x, (tuple, list)) else x
+            if isinstance(features, Tensor) and edge_weight.dtype != features.dtype:
+                edge_weight = edge_weight.to(features.dtype)
             cache = _adjacency_structures
         pair = tuple(x) if isinstance(x, (tuple, list)) else (x, x)
         if len(pair) != 2 or not isinstance(pair[0], Tensor) or not (pair[1] is None or isinstance(pair[1], Tensor)):

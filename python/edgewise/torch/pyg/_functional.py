@@ -118,9 +118,8 @@ def _sparse_edges(adj: Tensor):
 
 def make_spmm(original):
     def spmm(src, other: Tensor, reduce: str = "sum") -> Tensor:
-        covered = (isinstance(src, Tensor) and isinstance(other, Tensor) and src.is_sparse or
-                   isinstance(src, Tensor) and src.layout in (torch.sparse_csr, torch.sparse_csc))
-        covered = (covered and reduce in _SPMM_REDUCES and src.dim() == 2 and other.dim() == 2
+        sparse = isinstance(src, Tensor) and (src.is_sparse or src.layout in (torch.sparse_csr, torch.sparse_csc))
+        covered = (sparse and isinstance(other, Tensor) and reduce in _SPMM_REDUCES and src.dim() == 2 and other.dim() == 2
                    and other.dtype in (torch.float32, torch.float64) and src.dtype == other.dtype
                    and not src.requires_grad and src.size(1) == other.size(0) and _on_device(src, other))
         edges = _sparse_edges(src) if covered else None
