@@ -113,6 +113,38 @@ intptr_t current_stream(const std::string& framework, int device_index) {
   return 0;
 }
 
+}  // namespace
+
+py::capsule host_dlpack(std::shared_ptr<void> keep, void* data, std::vector<int64_t> shape, DLDataType dtype) {
+  struct Managed {
+    DLManagedTensor tensor{};
+    std::vector<int64_t> shape;
+    std::shared_ptr<void> keep;
+  };
+  static int64_t empty_storage = 0;  // consumers want a pointer even for no elements
+  auto* managed = new Managed{{}, std::move(shape), std::move(keep)};
+  DLTensor& t = managed->tensor.dl_tensor;
+  t.data = data != nullptr ? data : &empty_storage;
+  t.device = {kDLCPU, 0};
+  t.ndim = static_cast<int32_t>(managed->shape.size());
+  t.dtype = dtype;
+  t.shape = managed->shape.data();
+  t.strides = nullptr;
+  t.byte_offset = 0;
+  managed->tensor.manager_ctx = managed;
+  managed->tensor.deleter = [](DLManagedTensor* self) { delete static_cast<Managed*>(self->manager_ctx); };
+  PyObject* capsule = PyCapsule_New(&managed->tensor, "dltensor", [](PyObject* self) {
+    if (PyCapsule_IsValid(self, "dltensor")) delete_managed(PyCapsule_GetPointer(self, "dltensor"));
+  });
+  if (capsule == nullptr) {
+    managed->tensor.deleter(&managed->tensor);
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::capsule>(capsule);
+}
+
+namespace {
+
 // An output buffer exposed through DLPack: CUDA outputs, and CPU outputs of a dtype
 // NumPy lacks (bfloat16).
 class DeviceArray {

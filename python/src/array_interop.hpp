@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -201,6 +202,11 @@ class Call {
 // array-like or CPU DLPack object as a NumPy array (no copy; the caller's dtype and
 // layout rules apply as before). A CUDA tensor raises ValueError naming the argument.
 py::array as_numpy(py::handle object, const char* op, const char* name);
+
+// A host buffer we own as a DLPack capsule ("dltensor", C-contiguous, CPU): `keep`
+// holds the memory until the consumer (torch.from_dlpack, np.from_dlpack) releases
+// it, so results reach the caller without a copy.
+py::capsule host_dlpack(std::shared_ptr<void> keep, void* data, std::vector<int64_t> shape, DLDataType dtype);
 
 // Registers edgewise._edgewise.DeviceArray (the DLPack producer of CUDA outputs).
 void register_array_interop(py::module_& m);

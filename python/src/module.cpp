@@ -22,6 +22,7 @@ void register_train(py::module_& m);
 void register_spmm(py::module_& m);
 void register_reduce_backward(py::module_& m);
 void register_samplers(py::module_& m);
+void register_loader(py::module_& m);
 void register_dropout(py::module_& m);
 void register_sddmm(py::module_& m);
 void register_edge_softmax(py::module_& m);
@@ -50,6 +51,7 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_spmm(m);
   edgewise::python::register_reduce_backward(m);
   edgewise::python::register_samplers(m);
+  edgewise::python::register_loader(m);
   edgewise::python::register_dropout(m);
   edgewise::python::register_sddmm(m);
   edgewise::python::register_edge_softmax(m);

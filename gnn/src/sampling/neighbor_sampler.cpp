@@ -15,47 +15,6 @@ namespace edgewise::gnn {
 namespace {
 
 constexpr const char* kOp = "NeighborSampler";
-// Up to this many draws per node the "already chosen?" test scans the chosen list;
-// above it a bitmap over the row is cheaper.
-constexpr int64_t kLinearScanDraws = 64;
-
-// Chooses k of the positions [0, d) of `node`'s row uniformly without replacement
-// (Floyd: for j = d-k .. d-1 draw t in [0, j], take t unless already taken, else j —
-// every k-subset equally likely) and writes them ascending to out[0, k).
-// `bitmap` is per-thread scratch, all zero on entry and on exit.
-void choose_positions(uint64_t seed, uint64_t stream, uint32_t node, int64_t d, int64_t k, int64_t* out,
-                      std::vector<uint64_t>& bitmap) {
-  const int64_t first = d - k;
-  const bool use_bitmap = k > kLinearScanDraws;
-  if (use_bitmap && static_cast<int64_t>(bitmap.size()) * 64 < d) bitmap.resize(static_cast<size_t>((d + 63) / 64));
-  PhiloxBlock block{};
-  for (int64_t s = 0; s < k; ++s) {
-    if ((s & 1) == 0) block = sampling::refresh_block(seed, stream, node, static_cast<uint64_t>(s));
-    const int64_t j = first + s;
-    int64_t t = static_cast<int64_t>(sampling::floyd_draw(block, static_cast<uint64_t>(s), static_cast<uint64_t>(j)));
-    bool taken;
-    if (use_bitmap) {
-      taken = (bitmap[t >> 6] >> (t & 63)) & 1;
-    } else {
-      taken = std::find(out, out + s, t) != out + s;
-    }
-    if (taken) t = j;
-    out[s] = t;
-    if (use_bitmap) bitmap[t >> 6] |= uint64_t{1} << (t & 63);
-  }
-  if (use_bitmap) {
-    for (int64_t s = 0; s < k; ++s) bitmap[out[s] >> 6] = 0;
-    std::sort(out, out + k);
-  } else {
-    // Insertion sort: k is small.
-    for (int64_t s = 1; s < k; ++s) {
-      const int64_t x = out[s];
-      int64_t i = s;
-      for (; i > 0 && out[i - 1] > x; --i) out[i] = out[i - 1];
-      out[i] = x;
-    }
-  }
-}
 
 }  // namespace
 
@@ -126,7 +85,7 @@ MiniBatch NeighborSampler::sample(std::span<const int64_t> seed_nodes, Generator
           continue;
         }
         if (static_cast<int64_t>(chosen.size()) < k) chosen.resize(static_cast<size_t>(k));
-        choose_positions(seed, stream, v, d, k, chosen.data(), bitmap);
+        sampling::choose_positions(seed, stream, v, d, k, chosen.data(), bitmap);
         for (int64_t s = 0; s < k; ++s) {
           const int64_t p = row + chosen[s];
           out_src[s] = static_cast<uint32_t>(src[p]);

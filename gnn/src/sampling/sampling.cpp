@@ -11,6 +11,7 @@
 #include "edgewise/kernels/galloping_search.hpp"
 #include "edgewise/kernels/run_length_encode.hpp"
 #include "edgewise/kernels/sort_by_key.hpp"
+#include "sampling_core.hpp"
 
 namespace edgewise::gnn::sampling {
 
@@ -39,10 +40,11 @@ SortedRows sorted_rows(const Graph& graph) {
   return rows;
 }
 
-std::vector<int32_t> checked_seeds(std::span<const int64_t> seeds, int64_t num_nodes, const char* op) {
+std::vector<int32_t> checked_seeds(std::span<const int64_t> seeds, int64_t num_nodes, const char* op,
+                                   const char* name) {
   const int64_t B = static_cast<int64_t>(seeds.size());
   for (int64_t i = 0; i < B; ++i) {
-    EW_REQUIRE(seeds[i] >= 0 && seeds[i] < num_nodes, op, ": seed_nodes[", i, "] (", seeds[i], ") must lie in [0, ",
+    EW_REQUIRE(seeds[i] >= 0 && seeds[i] < num_nodes, op, ": ", name, "[", i, "] (", seeds[i], ") must lie in [0, ",
                num_nodes, ")");
   }
   // Distinct: sort (id, position) and look at neighbours; report the earliest repeat.
@@ -59,8 +61,8 @@ std::vector<int32_t> checked_seeds(std::span<const int64_t> seeds, int64_t num_n
       first = order[s].second;
     }
   }
-  EW_REQUIRE(repeat < 0, op, ": seed_nodes[", repeat, "] (", repeat >= 0 ? seeds[repeat] : 0,
-             ") repeats seed_nodes[", first, "]; seeds must be distinct");
+  EW_REQUIRE(repeat < 0, op, ": ", name, "[", repeat, "] (", repeat >= 0 ? seeds[repeat] : 0, ") repeats ", name,
+             "[", first, "]; seeds must be distinct");
   return std::vector<int32_t>(seeds.begin(), seeds.end());
 }
 
@@ -124,6 +126,48 @@ Relabelled relabel(std::span<const int32_t> dst, std::span<const int64_t> offset
 #pragma omp parallel for if (E > (1 << 15))
   for (int64_t e = 0; e < E; ++e) out.local_sources[e] = local_of_run[positions[e]];
   return out;
+}
+
+namespace {
+
+// Up to this many draws per node the "already chosen?" test scans the chosen list;
+// above it a bitmap over the row is cheaper.
+constexpr int64_t kLinearScanDraws = 64;
+
+}  // namespace
+
+void choose_positions(uint64_t seed, uint64_t stream, uint32_t node, int64_t d, int64_t k, int64_t* out,
+                      std::vector<uint64_t>& bitmap) {
+  const int64_t first = d - k;
+  const bool use_bitmap = k > kLinearScanDraws;
+  if (use_bitmap && static_cast<int64_t>(bitmap.size()) * 64 < d) bitmap.resize(static_cast<size_t>((d + 63) / 64));
+  PhiloxBlock block{};
+  for (int64_t s = 0; s < k; ++s) {
+    if ((s & 1) == 0) block = refresh_block(seed, stream, node, static_cast<uint64_t>(s));
+    const int64_t j = first + s;
+    int64_t t = static_cast<int64_t>(floyd_draw(block, static_cast<uint64_t>(s), static_cast<uint64_t>(j)));
+    bool taken;
+    if (use_bitmap) {
+      taken = (bitmap[t >> 6] >> (t & 63)) & 1;
+    } else {
+      taken = std::find(out, out + s, t) != out + s;
+    }
+    if (taken) t = j;
+    out[s] = t;
+    if (use_bitmap) bitmap[t >> 6] |= uint64_t{1} << (t & 63);
+  }
+  if (use_bitmap) {
+    for (int64_t s = 0; s < k; ++s) bitmap[out[s] >> 6] = 0;
+    std::sort(out, out + k);
+  } else {
+    // Insertion sort: k is small.
+    for (int64_t s = 1; s < k; ++s) {
+      const int64_t x = out[s];
+      int64_t i = s;
+      for (; i > 0 && out[i - 1] > x; --i) out[i] = out[i - 1];
+      out[i] = x;
+    }
+  }
 }
 
 IndexTensor index_tensor(std::span<const int32_t> ids, Device device) {

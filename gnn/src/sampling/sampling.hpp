@@ -27,8 +27,9 @@ struct SortedRows {
 SortedRows sorted_rows(const Graph& graph);
 
 // The seeds as int32 after checking each lies in [0, N) and none repeats; throws
-// std::invalid_argument "<op>: seed_nodes[i] (v) ..." naming the first bad position.
-std::vector<int32_t> checked_seeds(std::span<const int64_t> seeds, int64_t num_nodes, const char* op);
+// std::invalid_argument "<op>: <name>[i] (v) ..." naming the first bad position.
+std::vector<int32_t> checked_seeds(std::span<const int64_t> seeds, int64_t num_nodes, const char* op,
+                                   const char* name = "seed_nodes");
 
 // Local ids of one block. dst [m] distinct global ids; sampled [E] global source ids,
 // the sources of destination i at [offsets[i], offsets[i+1]) in nondecreasing order.
@@ -49,6 +50,14 @@ Block make_block(const Relabelled& ids, int64_t num_dst, std::span<const int64_t
 
 // The MiniBatch of `blocks` (outermost first) for these seeds.
 MiniBatch assemble(std::vector<Block> blocks, std::span<const int32_t> seeds, Device device);
+
+// Chooses k of the positions [0, d) of `node`'s row uniformly without replacement
+// (Floyd: for j = d-k .. d-1 draw t in [0, j], take t unless already taken, else j —
+// every k-subset equally likely) and writes them ascending to out[0, k). Draws are
+// Philox (seed, stream, node, step) (sampling_core.hpp). `bitmap` is per-thread
+// scratch, all zero on entry and on exit.
+void choose_positions(uint64_t seed, uint64_t stream, uint32_t node, int64_t d, int64_t k, int64_t* out,
+                      std::vector<uint64_t>& bitmap);
 
 // Host copies of int32 ids as an int64 [n, 1] tensor on `device`.
 IndexTensor index_tensor(std::span<const int32_t> ids, Device device);

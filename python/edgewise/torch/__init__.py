@@ -14,8 +14,8 @@ gathers the functions.
 
 import torch as _torch  # noqa: F401  (fails here, clearly, where torch is absent)
 
-from . import nn, ops  # noqa: F401
+from . import loader, nn, ops  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from .ops import TORCH_SCATTER_API, __all__ as _ops_all
 
-__all__ = ["nn", "ops", "TORCH_SCATTER_API"] + _ops_all
+__all__ = ["loader", "nn", "ops", "TORCH_SCATTER_API"] + _ops_all

@@ -19,6 +19,11 @@ and in modules loaded later through ``torch_geometric.utils``):
   message + aggregation runs as one fused gather-reduce over a CSR built once per
   graph (cached by contents, never served for another graph); see ``_propagate``.
 
+- ``torch_geometric.sampler.NeighborSampler._sample`` for homogeneous graphs: PyG's
+  own ``NeighborLoader`` / ``LinkNeighborLoader`` sample on Edgewise's HopSampler
+  (pyg-lib's semantics), so they run where neither pyg-lib nor torch-sparse is
+  installed. ``NeighborSampler`` here is that sampler as a PyG ``BaseSampler``.
+
 What it leaves alone: hooks, ``explain``, ``decomposed_layers``, SparseTensor
 inputs, EdgeIndex sparse-sparse products, reductions "mul" / "any", dtypes or devices the kernels do not
 take: all go to PyG's code unchanged. ``deaccelerate()`` restores every replaced
@@ -30,7 +35,7 @@ import sys
 import threading
 import warnings
 
-from . import _functional, _propagate
+from . import _functional, _propagate, _sampler
 
 # PyG releases this was tested with (major.minor: 2.6.1 and 2.7.0 by tools/test_pyg_versions.sh,
 # 2.8.1 in CI); others get a warning and no change.
@@ -138,6 +143,13 @@ def accelerate() -> bool:
                     _wrap_class_propagate(type(self), MessagePassing, plain)
 
         _set(MessagePassing, "_set_jittable_templates", original_templates, _set_jittable_templates)
+        # Homogeneous neighbour sampling (NeighborLoader, LinkNeighborLoader) on Edgewise:
+        # PyG's loaders then work on an install without pyg-lib or torch-sparse.
+        import torch_geometric.sampler.neighbor_sampler as neighbor_sampler_module
+
+        pyg_sampler = neighbor_sampler_module.NeighborSampler
+        original_sample = pyg_sampler.__dict__["_sample"]
+        _set(pyg_sampler, "_sample", original_sample, _sampler.make_neighbor_sample(original_sample))
         _propagate.state.active = True
         return True
 
@@ -181,4 +193,10 @@ def accelerated():
             deaccelerate()
 
 
-__all__ = ["accelerate", "deaccelerate", "accelerated", "is_accelerated", "TESTED_PYG_VERSIONS"]
+__all__ = ["accelerate", "deaccelerate", "accelerated", "is_accelerated", "NeighborSampler", "TESTED_PYG_VERSIONS"]
+
+
+def __getattr__(name):
+    if name == "NeighborSampler":  # a subclass of PyG's: made on first use
+        return _sampler.neighbor_sampler_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

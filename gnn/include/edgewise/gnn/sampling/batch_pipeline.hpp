@@ -1,0 +1,117 @@
+// BatchPipeline: native threads that sample minibatches ahead of the consumer and
+// gather their node and edge rows, handed over in order through a bounded queue.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "edgewise/gnn/sampling/csc_graph.hpp"
+#include "edgewise/gnn/sampling/hop_sampler.hpp"
+
+namespace edgewise::gnn {
+
+// A borrowed row-major table whose rows a batch gathers: node features and labels
+// (rows = nodes), edge features (rows = edge ids). Rows are copied byte for byte, so
+// any element type works; the caller keeps `data` alive while the pipeline runs.
+struct RowTable {
+  const std::byte* data = nullptr;
+  int64_t rows = 0;
+  int64_t row_bytes = 0;
+};
+
+// Gathered rows, owned; uninitialised on allocation (every byte is then written).
+struct HostBuffer {
+  std::unique_ptr<std::byte[]> data;
+  int64_t bytes = 0;
+  explicit HostBuffer(int64_t n) : data(std::make_unique_for_overwrite<std::byte[]>(static_cast<size_t>(n))), bytes(n) {}
+};
+
+struct SampledBatch {
+  int64_t index = 0;              // position in the epoch
+  std::vector<int64_t> input_id;  // positions in the input list of this batch's seeds
+  SampledSubgraph subgraph;
+  // node_rows[t]: node_tables[t]'s rows of subgraph.node, in order; edge_rows[t]:
+  // edge_tables[t]'s rows of subgraph.edge.
+  std::vector<std::shared_ptr<HostBuffer>> node_rows;
+  std::vector<std::shared_ptr<HostBuffer>> edge_rows;
+};
+
+struct BatchPipelineOptions {
+  int64_t batch_size = 1;
+  bool shuffle = false;
+  bool drop_last = false;
+  uint64_t seed = 0;     // with the epoch, fixes the order and every draw
+  int num_threads = 1;   // sampling threads
+  int queue_depth = 4;   // batches sampled ahead of the consumer, at most
+};
+
+// Epoch e's batches: the inputs in order (or shuffled by Philox(seed, e)), cut into
+// batch_size pieces; batch b is sampled with stream (e << 32 | b), so the batches are
+// the same for any thread count and any consumer speed. At most queue_depth batches
+// exist beyond the one last handed out (memory is bounded by it). A batch that fails
+// (a sampler error, out of memory) is rethrown by next() in its turn, and the epoch
+// stops; destroying the pipeline or stop() ends the threads without waiting for the
+// epoch.
+class BatchPipeline {
+ public:
+  // inputs: seed nodes, each in [0, N) (positions are what input_id reports);
+  // input_time: one seed time per input, or empty. Tables: rows >= N (nodes) or >
+  // every edge id (edges). Throws std::invalid_argument naming the bad argument.
+  BatchPipeline(std::shared_ptr<const CscGraph> graph, HopSamplerOptions sampler, std::vector<int64_t> inputs,
+                std::vector<int64_t> input_time, std::vector<RowTable> node_tables, std::vector<RowTable> edge_tables,
+                BatchPipelineOptions options);
+  ~BatchPipeline();
+  BatchPipeline(const BatchPipeline&) = delete;
+  BatchPipeline& operator=(const BatchPipeline&) = delete;
+
+  int64_t num_batches() const noexcept { return num_batches_; }
+  const HopSampler& sampler() const noexcept { return sampler_; }
+
+  // Stops any epoch in progress and starts epoch `epoch`.
+  void start_epoch(uint64_t epoch);
+
+  enum class Next { Batch, End, Timeout };
+  // Waits up to `timeout` for the next batch in order; Batch fills `out`. Rethrows a
+  // failed batch's exception (the epoch is then over).
+  Next next(SampledBatch& out, std::chrono::milliseconds timeout);
+
+  // Ends the epoch: the threads finish their current batch and exit.
+  void stop();
+
+ private:
+  void work();
+  SampledBatch make(int64_t b, HopSamplerScratch& scratch) const;
+
+  std::shared_ptr<const CscGraph> graph_;
+  HopSampler sampler_;
+  std::vector<int64_t> inputs_;
+  std::vector<int64_t> input_time_;
+  std::vector<RowTable> node_tables_;
+  std::vector<RowTable> edge_tables_;
+  BatchPipelineOptions options_;
+  int64_t num_batches_ = 0;
+
+  // One epoch's state, guarded by mutex_.
+  std::mutex mutex_;
+  std::condition_variable ready_cv_;  // a batch arrived, or a worker exited
+  std::condition_variable space_cv_;  // the consumer took one, or stop
+  std::vector<int64_t> order_;        // input positions in epoch order
+  uint64_t epoch_ = 0;
+  int64_t next_to_make_ = 0;
+  int64_t next_to_hand_ = 0;
+  bool stopping_ = false;
+  std::map<int64_t, SampledBatch> ready_;
+  std::map<int64_t, std::exception_ptr> failed_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace edgewise::gnn

@@ -1,0 +1,179 @@
+// BatchPipeline: sampling threads, an in-order hand-over bounded by queue_depth.
+#include "edgewise/gnn/sampling/batch_pipeline.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/common/philox.hpp"
+#include "sampling_core.hpp"
+
+namespace edgewise::gnn {
+
+namespace {
+
+constexpr const char* kOp = "BatchPipeline";
+// The shuffle's Philox stream; batches use (epoch << 32 | b) < 2^58, never this.
+constexpr uint64_t kShuffleStream = ~uint64_t{0};
+
+std::shared_ptr<HostBuffer> gather_rows(const RowTable& table, std::span<const int64_t> ids) {
+  auto out = std::make_shared<HostBuffer>(static_cast<int64_t>(ids.size()) * table.row_bytes);
+  const size_t width = static_cast<size_t>(table.row_bytes);
+  std::byte* to = out->data.get();
+  for (int64_t id : ids) {
+    std::memcpy(to, table.data + id * table.row_bytes, width);
+    to += width;
+  }
+  return out;
+}
+
+}  // namespace
+
+BatchPipeline::BatchPipeline(std::shared_ptr<const CscGraph> graph, HopSamplerOptions sampler,
+                             std::vector<int64_t> inputs, std::vector<int64_t> input_time,
+                             std::vector<RowTable> node_tables, std::vector<RowTable> edge_tables,
+                             BatchPipelineOptions options)
+    : graph_(std::move(graph)),
+      sampler_(graph_->view(), std::move(sampler)),
+      inputs_(std::move(inputs)),
+      input_time_(std::move(input_time)),
+      node_tables_(std::move(node_tables)),
+      edge_tables_(std::move(edge_tables)),
+      options_(options) {
+  EW_REQUIRE(options_.batch_size >= 1, kOp, ": batch_size (", options_.batch_size, ") must be >= 1");
+  EW_REQUIRE(options_.num_threads >= 1, kOp, ": num_threads (", options_.num_threads, ") must be >= 1");
+  EW_REQUIRE(options_.queue_depth >= 1, kOp, ": queue_depth (", options_.queue_depth, ") must be >= 1");
+  const int64_t N = graph_->view().num_nodes();
+  const int64_t n = static_cast<int64_t>(inputs_.size());
+  for (int64_t i = 0; i < n; ++i) {
+    EW_REQUIRE(inputs_[i] >= 0 && inputs_[i] < N, kOp, ": input_nodes[", i, "] (", inputs_[i], ") must lie in [0, ",
+               N, ")");
+  }
+  EW_REQUIRE(input_time_.empty() || static_cast<int64_t>(input_time_.size()) == n, kOp, ": input_time must hold ", n,
+             " entries, one per input node (got ", input_time_.size(), ")");
+  EW_REQUIRE(input_time_.empty() || graph_->view().temporal(), kOp,
+             ": input_time needs node_time or edge_time (temporal sampling)");
+  int64_t max_edge_id = -1;
+  for (int64_t id : graph_->edge_id) max_edge_id = std::max(max_edge_id, id);
+  for (size_t t = 0; t < node_tables_.size(); ++t) {
+    EW_REQUIRE(node_tables_[t].rows >= N && node_tables_[t].row_bytes >= 0, kOp, ": node table ", t, " has ",
+               node_tables_[t].rows, " rows; it needs one per node (", N, ")");
+  }
+  for (size_t t = 0; t < edge_tables_.size(); ++t) {
+    EW_REQUIRE(edge_tables_[t].rows > max_edge_id && edge_tables_[t].row_bytes >= 0, kOp, ": edge table ", t,
+               " has ", edge_tables_[t].rows, " rows; it needs one per edge (", max_edge_id + 1, ")");
+  }
+  num_batches_ = options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
+}
+
+BatchPipeline::~BatchPipeline() { stop(); }
+
+void BatchPipeline::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  space_cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  std::lock_guard<std::mutex> lock(mutex_);
+  ready_.clear();
+  failed_.clear();
+}
+
+void BatchPipeline::start_epoch(uint64_t epoch) {
+  stop();
+  EW_REQUIRE(epoch < (uint64_t{1} << 26), kOp, ": epoch (", epoch, ") must be below 2^26");
+  EW_REQUIRE(num_batches_ < (int64_t{1} << 32), kOp, ": at most 2^32 batches per epoch");
+  const int64_t n = static_cast<int64_t>(inputs_.size());
+  order_.resize(static_cast<size_t>(n));
+  std::iota(order_.begin(), order_.end(), int64_t{0});
+  if (options_.shuffle) {  // Fisher-Yates on Philox(seed, epoch) draws
+    for (int64_t i = n - 1; i > 0; --i) {
+      const PhiloxBlock block = philox_block(options_.seed, kShuffleStream - epoch, static_cast<uint64_t>(i));
+      const int64_t j = static_cast<int64_t>(sampling::draw_below(block, 0, static_cast<uint64_t>(i + 1)));
+      std::swap(order_[i], order_[j]);
+    }
+  }
+  epoch_ = epoch;
+  next_to_make_ = 0;
+  next_to_hand_ = 0;
+  stopping_ = false;
+  const int workers = static_cast<int>(std::min<int64_t>(options_.num_threads, std::max<int64_t>(num_batches_, 1)));
+  for (int w = 0; w < workers; ++w) threads_.emplace_back([this] { work(); });
+}
+
+void BatchPipeline::work() {
+  HopSamplerScratch scratch;
+  for (;;) {
+    int64_t b;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      space_cv_.wait(lock, [&] {
+        return stopping_ || next_to_make_ >= num_batches_ || next_to_make_ <= next_to_hand_ + options_.queue_depth;
+      });
+      if (stopping_ || next_to_make_ >= num_batches_) break;
+      b = next_to_make_++;
+    }
+    SampledBatch batch;
+    std::exception_ptr error;
+    try {
+      batch = make(b, scratch);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (error) {
+        failed_.emplace(b, error);
+      } else {
+        ready_.emplace(b, std::move(batch));
+      }
+    }
+    ready_cv_.notify_all();
+  }
+  ready_cv_.notify_all();
+}
+
+SampledBatch BatchPipeline::make(int64_t b, HopSamplerScratch& scratch) const {
+  const int64_t n = static_cast<int64_t>(order_.size());
+  const int64_t begin = b * options_.batch_size, end = std::min(n, begin + options_.batch_size);
+  SampledBatch batch;
+  batch.index = b;
+  batch.input_id.assign(order_.begin() + begin, order_.begin() + end);
+  std::vector<int64_t> seeds(batch.input_id.size()), times;
+  for (size_t i = 0; i < seeds.size(); ++i) seeds[i] = inputs_[batch.input_id[i]];
+  if (!input_time_.empty()) {
+    times.resize(seeds.size());
+    for (size_t i = 0; i < seeds.size(); ++i) times[i] = input_time_[batch.input_id[i]];
+  }
+  batch.subgraph = sampler_.sample(seeds, times, options_.seed, (epoch_ << 32) | static_cast<uint64_t>(b), scratch);
+  for (const RowTable& table : node_tables_) batch.node_rows.push_back(gather_rows(table, batch.subgraph.node));
+  for (const RowTable& table : edge_tables_) batch.edge_rows.push_back(gather_rows(table, batch.subgraph.edge));
+  return batch;
+}
+
+BatchPipeline::Next BatchPipeline::next(SampledBatch& out, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (next_to_hand_ >= num_batches_ || threads_.empty()) return Next::End;
+  const int64_t b = next_to_hand_;
+  const bool arrived =
+      ready_cv_.wait_for(lock, timeout, [&] { return ready_.count(b) != 0 || failed_.count(b) != 0; });
+  if (!arrived) return Next::Timeout;
+  if (auto f = failed_.find(b); f != failed_.end()) {
+    const std::exception_ptr error = f->second;
+    lock.unlock();
+    stop();  // the epoch ends at its first failed batch
+    std::rethrow_exception(error);
+  }
+  auto r = ready_.find(b);
+  out = std::move(r->second);
+  ready_.erase(r);
+  ++next_to_hand_;
+  lock.unlock();
+  space_cv_.notify_all();
+  return Next::Batch;
+}
+
+}  // namespace edgewise::gnn

@@ -1,0 +1,359 @@
+// HopSampler: pyg-lib's neighbor_sample semantics (hops from the seeds, local ids in
+// discovery order) on Philox draws, so a sample does not depend on the thread.
+#include "edgewise/gnn/sampling/hop_sampler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/common/philox.hpp"
+#include "sampling.hpp"
+#include "sampling_core.hpp"
+
+namespace edgewise::gnn {
+
+namespace {
+
+constexpr const char* kOp = "HopSampler";
+constexpr size_t kMaxHops = 64;  // the hop is the low 6 bits of the Philox stream
+
+// Node -> local id. Shared subgraphs: a dense table over all nodes (one load per
+// lookup); disjoint subgraphs key by (seed index, node) in an open-addressing table.
+// Either is emptied by clear(), which touches only what was set.
+class LocalIds {
+ public:
+  LocalIds(std::vector<int32_t>& dense, std::vector<uint64_t>& keys, std::vector<int32_t>& values, int64_t num_nodes,
+           bool disjoint)
+      : dense_(dense), keys_(keys), values_(values), num_nodes_(num_nodes), disjoint_(disjoint) {
+    if (!disjoint_ && static_cast<int64_t>(dense_.size()) < num_nodes_) {
+      dense_.assign(static_cast<size_t>(num_nodes_), -1);
+    }
+    if (disjoint_ && keys_.empty()) grow(1024);
+  }
+
+  // The local id of (b, v), inserting `next` when absent; second: whether inserted.
+  std::pair<int32_t, bool> insert(int64_t b, int64_t v, int32_t next) {
+    if (!disjoint_) {
+      int32_t& slot = dense_[static_cast<size_t>(v)];
+      if (slot >= 0) return {slot, false};
+      slot = next;
+      return {next, true};
+    }
+    if (2 * (size_ + 1) > keys_.size()) grow(2 * keys_.size());
+    const uint64_t key = static_cast<uint64_t>(b) * static_cast<uint64_t>(num_nodes_) + static_cast<uint64_t>(v);
+    size_t i = slot_of(key);
+    while (keys_[i] != kEmpty) {
+      if (keys_[i] == key) return {values_[i], false};
+      i = (i + 1) & (keys_.size() - 1);
+    }
+    keys_[i] = key;
+    values_[i] = next;
+    ++size_;
+    return {next, true};
+  }
+
+  int32_t find(int64_t v) const { return dense_[static_cast<size_t>(v)]; }  // shared subgraphs only
+
+  void clear(std::span<const int64_t> nodes) {
+    if (!disjoint_) {
+      for (int64_t v : nodes) dense_[static_cast<size_t>(v)] = -1;
+      return;
+    }
+    std::fill(keys_.begin(), keys_.end(), kEmpty);
+    size_ = 0;
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = std::numeric_limits<uint64_t>::max();
+  size_t slot_of(uint64_t key) const {
+    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & (keys_.size() - 1);
+  }
+  void grow(size_t capacity) {
+    std::vector<uint64_t> old_keys(capacity, kEmpty);
+    std::vector<int32_t> old_values(capacity, -1);
+    old_keys.swap(keys_);
+    old_values.swap(values_);
+    for (size_t j = 0; j < old_keys.size(); ++j) {
+      if (old_keys[j] == kEmpty) continue;
+      size_t i = slot_of(old_keys[j]);
+      while (keys_[i] != kEmpty) i = (i + 1) & (keys_.size() - 1);
+      keys_[i] = old_keys[j];
+      values_[i] = old_values[j];
+    }
+  }
+
+  std::vector<int32_t>& dense_;
+  std::vector<uint64_t>& keys_;
+  std::vector<int32_t>& values_;
+  int64_t num_nodes_;
+  bool disjoint_;
+  size_t size_ = 0;
+};
+
+// A uniform double in [0, 1) for draw j of `node` (two per Philox block).
+double uniform_draw(uint64_t seed, uint64_t stream, uint32_t node, uint64_t j) {
+  const PhiloxBlock block = philox_block(seed, stream, sampling::draw_counter(node, j >> 1));
+  const int half = static_cast<int>(j & 1);
+  return uniform_double(block.v[2 * half], block.v[2 * half + 1]);
+}
+
+}  // namespace
+
+TemporalStrategy parse_temporal_strategy(const std::string& name) {
+  if (name == "uniform") return TemporalStrategy::Uniform;
+  if (name == "last") return TemporalStrategy::Last;
+  EW_REQUIRE(false, "temporal_strategy '", name, "' must be 'uniform' or 'last'");
+  return TemporalStrategy::Uniform;
+}
+
+HopSampler::HopSampler(CscView graph, HopSamplerOptions options) : graph_(graph), options_(std::move(options)) {
+  const auto& counts = options_.num_neighbors;
+  EW_REQUIRE(!counts.empty(), kOp, ": num_neighbors must name at least one hop");
+  EW_REQUIRE(counts.size() <= kMaxHops, kOp, ": num_neighbors names ", counts.size(), " hops; at most ", kMaxHops);
+  for (size_t h = 0; h < counts.size(); ++h) {
+    EW_REQUIRE(counts[h] >= -1, kOp, ": num_neighbors[", h, "] (", counts[h], ") must be >= 0, or -1 for all");
+  }
+  EW_REQUIRE(!graph_.colptr.empty(), kOp, ": colptr must hold num_nodes + 1 entries (got none)");
+  const int64_t N = graph_.num_nodes(), E = graph_.num_edges();
+  EW_REQUIRE(N < (int64_t{1} << 31), kOp, ": at most 2^31 - 1 nodes (got ", N, ")");
+  EW_REQUIRE(graph_.colptr[0] == 0 && graph_.colptr[N] == E, kOp, ": colptr must run from 0 to the edge count ", E,
+             " (got ", graph_.colptr[0], " .. ", graph_.colptr[N], ")");
+  const int64_t* colptr = graph_.colptr.data();
+  const int64_t* row = graph_.row.data();
+  int64_t bad_colptr = -1, bad_row = -1;
+#pragma omp parallel for reduction(max : bad_colptr) if (N > (1 << 16))
+  for (int64_t v = 0; v < N; ++v) {
+    if (colptr[v + 1] < colptr[v]) bad_colptr = std::max(bad_colptr, v);
+  }
+  EW_REQUIRE(bad_colptr < 0, kOp, ": colptr must be nondecreasing (colptr[", bad_colptr + 1, "] < colptr[",
+             bad_colptr, "])");
+#pragma omp parallel for reduction(max : bad_row) if (E > (1 << 16))
+  for (int64_t k = 0; k < E; ++k) {
+    if (row[k] < 0 || row[k] >= N) bad_row = std::max(bad_row, k);
+  }
+  EW_REQUIRE(bad_row < 0, kOp, ": row[", bad_row, "] (", bad_row >= 0 ? row[bad_row] : 0, ") must lie in [0, ", N,
+             ")");
+  const auto check_length = [&](size_t got, int64_t want, const char* name) {
+    EW_REQUIRE(got == 0 || static_cast<int64_t>(got) == want, kOp, ": ", name, " must hold ", want,
+               " entries (got ", got, ")");
+  };
+  check_length(graph_.edge_id.size(), E, "edge_id");
+  check_length(graph_.edge_weight.size(), E, "edge_weight");
+  check_length(graph_.edge_time.size(), E, "edge_time");
+  check_length(graph_.node_time.size(), N, "node_time");
+  if (!graph_.edge_weight.empty()) {
+    const double* w = graph_.edge_weight.data();
+    int64_t bad = -1;
+#pragma omp parallel for reduction(max : bad) if (E > (1 << 16))
+    for (int64_t k = 0; k < E; ++k) {
+      if (!(w[k] >= 0.0) || !std::isfinite(w[k])) bad = std::max(bad, k);
+    }
+    EW_REQUIRE(bad < 0, kOp, ": edge_weight[", bad, "] (", bad >= 0 ? w[bad] : 0.0, ") must be finite and >= 0");
+  }
+  if (graph_.temporal()) {
+    EW_REQUIRE(options_.disjoint, kOp, ": temporal sampling needs disjoint subgraphs (disjoint=True)");
+  }
+  EW_REQUIRE(options_.directed || !options_.disjoint, kOp,
+             ": induced subgraphs (directed=False) of disjoint subgraphs are not supported");
+  if (graph_.temporal() && options_.temporal_strategy == TemporalStrategy::Last) {
+    // Last takes the newest eligible positions of a row: a suffix of its eligible
+    // prefix, which needs the row sorted by time.
+    const bool by_edge = !graph_.edge_time.empty();
+    const int64_t* et = graph_.edge_time.data();
+    const int64_t* nt = graph_.node_time.data();
+    int64_t unsorted = -1;
+#pragma omp parallel for reduction(max : unsorted) if (N > (1 << 16))
+    for (int64_t v = 0; v < N; ++v) {
+      for (int64_t k = colptr[v] + 1; k < colptr[v + 1]; ++k) {
+        const int64_t a = by_edge ? et[k - 1] : nt[row[k - 1]], b = by_edge ? et[k] : nt[row[k]];
+        if (b < a) {
+          unsorted = std::max(unsorted, v);
+          break;
+        }
+      }
+    }
+    EW_REQUIRE(unsorted < 0, kOp, ": temporal_strategy 'last' needs every node's in-edges sorted by ",
+               by_edge ? "edge_time" : "node_time", " (node ", unsorted, "'s are not)");
+  }
+}
+
+void HopSampler::check_seeds(std::span<const int64_t> seeds, std::span<const int64_t> seed_time) const {
+  const int64_t N = graph_.num_nodes(), B = static_cast<int64_t>(seeds.size());
+  if (options_.disjoint) {
+    for (int64_t i = 0; i < B; ++i) {
+      EW_REQUIRE(seeds[i] >= 0 && seeds[i] < N, kOp, ": seeds[", i, "] (", seeds[i], ") must lie in [0, ", N, ")");
+    }
+  } else {
+    (void)sampling::checked_seeds(seeds, N, kOp, "seeds");
+  }
+  EW_REQUIRE(seed_time.empty() || static_cast<int64_t>(seed_time.size()) == B, kOp, ": seed_time must hold ", B,
+             " entries, one per seed (got ", seed_time.size(), ")");
+  EW_REQUIRE(seed_time.empty() || graph_.temporal(), kOp,
+             ": seed_time needs node_time or edge_time (temporal sampling)");
+  EW_REQUIRE(!graph_.temporal() || !seed_time.empty() || !graph_.node_time.empty(), kOp,
+             ": sampling by edge_time needs seed_time");
+}
+
+SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<const int64_t> seed_time, uint64_t seed,
+                                   uint64_t stream, HopSamplerScratch& scratch) const {
+  check_seeds(seeds, seed_time);
+  EW_REQUIRE(stream < (uint64_t{1} << 58), kOp, ": stream (", stream, ") must be below 2^58");
+  const bool disjoint = options_.disjoint, temporal = graph_.temporal();
+  const bool weighted = !graph_.edge_weight.empty();
+  const int64_t B = static_cast<int64_t>(seeds.size());
+  const int64_t* colptr = graph_.colptr.data();
+  const int64_t* row = graph_.row.data();
+  const double* weight = graph_.edge_weight.data();
+  const auto time_of = [&](int64_t k) {
+    return graph_.edge_time.empty() ? graph_.node_time[static_cast<size_t>(row[k])] : graph_.edge_time[k];
+  };
+  const auto edge_id = [&](int64_t k) { return graph_.edge_id.empty() ? k : graph_.edge_id[k]; };
+
+  SampledSubgraph out;
+  out.node.assign(seeds.begin(), seeds.end());
+  if (disjoint) {
+    out.batch.resize(static_cast<size_t>(B));
+    for (int64_t i = 0; i < B; ++i) out.batch[i] = i;
+  }
+  std::vector<int64_t> seed_times;
+  if (temporal) {
+    seed_times.resize(static_cast<size_t>(B));
+    for (int64_t i = 0; i < B; ++i) seed_times[i] = seed_time.empty() ? graph_.node_time[seeds[i]] : seed_time[i];
+  }
+  LocalIds ids(scratch.local_of_, scratch.hash_keys_, scratch.hash_values_, graph_.num_nodes(), disjoint);
+  for (int64_t i = 0; i < B; ++i) ids.insert(disjoint ? i : 0, seeds[i], static_cast<int32_t>(i));
+  out.num_sampled_nodes.push_back(B);
+
+  std::vector<int64_t>& picked = scratch.positions_;  // CSC positions chosen for one destination
+  std::vector<int64_t> eligible;                       // temporal: the row's eligible positions
+  int64_t begin = 0, end = B;
+  for (size_t hop = 0; hop < options_.num_neighbors.size(); ++hop) {
+    const int64_t count = options_.num_neighbors[hop];
+    const uint64_t hop_stream = stream * kMaxHops + hop;
+    const int64_t edges_before = static_cast<int64_t>(out.row.size());
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t v = out.node[i];
+      const int64_t b = disjoint ? out.batch[i] : 0;
+      int64_t first = colptr[v], last = colptr[v + 1];
+      // The candidate positions: [first, last), or `eligible` when some are filtered.
+      bool listed = false;
+      if (temporal) {
+        const int64_t t = seed_times[b];
+        if (options_.temporal_strategy == TemporalStrategy::Last) {
+          // Sorted rows: the eligible positions are a prefix; take its newest `count`.
+          int64_t lo = first, hi = last;
+          while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (time_of(mid) <= t) lo = mid + 1; else hi = mid;
+          }
+          last = lo;
+          if (count >= 0) first = std::max(first, last - count);
+        } else {
+          eligible.clear();
+          for (int64_t k = first; k < last; ++k) {
+            if (time_of(k) <= t) eligible.push_back(k);
+          }
+          listed = true;
+        }
+      }
+      if (weighted) {  // zero weights are never drawn
+        if (!listed) {
+          eligible.clear();
+          for (int64_t k = first; k < last; ++k) eligible.push_back(k);
+          listed = true;
+        }
+        eligible.erase(std::remove_if(eligible.begin(), eligible.end(), [&](int64_t k) { return !(weight[k] > 0); }),
+                       eligible.end());
+      }
+      const int64_t d = listed ? static_cast<int64_t>(eligible.size()) : last - first;
+      const auto position = [&](int64_t j) { return listed ? eligible[j] : first + j; };
+      const uint32_t node = static_cast<uint32_t>(i);
+      picked.clear();
+      if (d == 0 || count == 0) {
+        // nothing
+      } else if (count < 0 || (!options_.replace && count >= d)) {
+        for (int64_t j = 0; j < d; ++j) picked.push_back(position(j));
+      } else if (options_.replace && !weighted) {
+        PhiloxBlock block{};
+        for (int64_t s = 0; s < count; ++s) {
+          if ((s & 1) == 0) block = sampling::refresh_block(seed, hop_stream, node, static_cast<uint64_t>(s));
+          picked.push_back(position(static_cast<int64_t>(
+              sampling::draw_below(block, static_cast<int>(s & 1), static_cast<uint64_t>(d)))));
+        }
+      } else if (options_.replace) {  // weighted, with replacement: inverse CDF
+        std::vector<double>& cdf = scratch.keys_;
+        cdf.resize(static_cast<size_t>(d));
+        double total = 0;
+        for (int64_t j = 0; j < d; ++j) cdf[j] = total += weight[position(j)];
+        for (int64_t s = 0; s < count; ++s) {
+          const double u = uniform_draw(seed, hop_stream, node, static_cast<uint64_t>(s)) * total;
+          int64_t j = std::upper_bound(cdf.begin(), cdf.begin() + d, u) - cdf.begin();
+          picked.push_back(position(std::min(j, d - 1)));
+        }
+      } else if (!weighted) {
+        picked.resize(static_cast<size_t>(count));
+        sampling::choose_positions(seed, hop_stream, node, d, count, picked.data(), scratch.bitmap_);
+        for (int64_t& p : picked) p = position(p);
+      } else {  // weighted, without replacement: the `count` largest keys log(u) / w
+        std::vector<double>& keys = scratch.keys_;
+        keys.resize(static_cast<size_t>(d));
+        std::vector<int64_t> order(static_cast<size_t>(d));
+        for (int64_t j = 0; j < d; ++j) {
+          const double u = uniform_draw(seed, hop_stream, node, static_cast<uint64_t>(j));
+          keys[j] = std::log(u > 0 ? u : 0x1.0p-60) / weight[position(j)];
+          order[j] = j;
+        }
+        std::nth_element(order.begin(), order.begin() + count, order.end(),
+                         [&](int64_t a, int64_t c) { return keys[a] > keys[c] || (keys[a] == keys[c] && a < c); });
+        order.resize(static_cast<size_t>(count));
+        std::sort(order.begin(), order.end());
+        for (int64_t j : order) picked.push_back(position(j));
+      }
+      for (int64_t k : picked) {
+        const auto [local, inserted] = ids.insert(b, row[k], static_cast<int32_t>(out.node.size()));
+        if (inserted) {
+          out.node.push_back(row[k]);
+          if (disjoint) out.batch.push_back(b);
+        }
+        if (options_.directed) {
+          out.row.push_back(local);
+          out.col.push_back(i);
+          out.edge.push_back(edge_id(k));
+        }
+      }
+    }
+    out.num_sampled_nodes.push_back(static_cast<int64_t>(out.node.size()) - end);
+    if (options_.directed) out.num_sampled_edges.push_back(static_cast<int64_t>(out.row.size()) - edges_before);
+    begin = end;
+    end = static_cast<int64_t>(out.node.size());
+  }
+
+  if (!options_.directed) {
+    // Induced: every in-edge of every sampled node whose source was sampled, grouped
+    // by destination, so the edges into the nodes of group h follow those of group
+    // h - 1 (the last count also holds those into the last hop's new nodes).
+    const size_t hops = options_.num_neighbors.size();
+    int64_t hop_end = 0;
+    for (size_t hop = 0; hop < hops; ++hop) {
+      const int64_t hop_begin = hop_end;
+      hop_end += out.num_sampled_nodes[hop] + (hop + 1 == hops ? out.num_sampled_nodes[hops] : 0);
+      const int64_t edges_before = static_cast<int64_t>(out.row.size());
+      for (int64_t i = hop_begin; i < hop_end; ++i) {
+        const int64_t v = out.node[i];
+        for (int64_t k = colptr[v]; k < colptr[v + 1]; ++k) {
+          const int32_t local = ids.find(row[k]);
+          if (local < 0) continue;
+          out.row.push_back(local);
+          out.col.push_back(i);
+          out.edge.push_back(edge_id(k));
+        }
+      }
+      out.num_sampled_edges.push_back(static_cast<int64_t>(out.row.size()) - edges_before);
+    }
+  }
+  ids.clear(out.node);
+  return out;
+}
+
+}  // namespace edgewise::gnn
