@@ -329,3 +329,110 @@ def test_loaders_of_one_graph_share_its_csc():
     a = NeighborLoader(data, num_neighbors=[2], input_nodes=torch.arange(10))
     b = NeighborLoader(data, num_neighbors=[3], input_nodes=torch.arange(10, 20))
     assert a.graph is b.graph
+
+
+# --- PyG's own loaders on Edgewise's sampler ------------------------------------
+
+
+def _sorted_graph(seed):
+    """A graph whose edge list is sorted by destination. PyG's loader told so
+    (is_sorted=True) keeps each node's in-edges in input order, as ours does always
+    (PyG otherwise sorts with an unstable sort: any order within a node is its layout),
+    so the two must agree exactly."""
+    data = _graph(seed)
+    ei, attr = data.edge_index, data.edge_attr
+    order = torch.from_numpy(__import__("numpy").lexsort((ei[0].numpy(), ei[1].numpy())))
+    data.edge_index, data.edge_attr = ei[:, order].contiguous(), attr[order].contiguous()
+    return data
+
+
+@needs_pyg
+def test_accelerate_makes_pygs_neighbor_loader_run_and_agree_field_for_field():
+    import torch_geometric.typing as pyg_typing
+    from torch_geometric.loader import NeighborLoader as PygNeighborLoader
+    from torch_geometric.sampler.neighbor_sampler import NeighborSampler as PygSampler
+    import edgewise.torch.pyg as ewpyg
+
+    data = _sorted_graph(20)
+    plain_sample = PygSampler.__dict__["_sample"]
+    if not (pyg_typing.WITH_PYG_LIB or pyg_typing.WITH_TORCH_SPARSE):
+        with pytest.raises(ImportError, match="pyg-lib"):
+            next(iter(PygNeighborLoader(data, num_neighbors=[2], batch_size=4)))
+    with ewpyg.accelerated():
+        assert PygSampler.__dict__["_sample"] is not plain_sample
+        with warnings_ignored():
+            theirs = list(PygNeighborLoader(data, num_neighbors=[-1, -1], batch_size=16, is_sorted=True))
+            random = list(PygNeighborLoader(data, num_neighbors=[3, 2], batch_size=16, shuffle=True))
+    assert PygSampler.__dict__["_sample"] is plain_sample  # restored
+    ours = list(NeighborLoader(data, num_neighbors=[-1, -1], batch_size=16))
+    assert len(theirs) == len(ours)
+    for a, b in zip(theirs, ours):
+        for key in ("n_id", "e_id", "edge_index", "x", "y", "edge_attr", "train_mask", "input_id"):
+            assert torch.equal(a[key], b[key]), key
+        for key in ("num_sampled_nodes", "num_sampled_edges", "batch_size"):
+            assert a[key] == b[key], key
+    fields = dict(data.items())
+    for batch in random:
+        _check_valid(batch, fields, [3, 2])
+
+
+class warnings_ignored:
+    """PyG warns that sampling without pyg-lib is deprecated; with accelerate() it is not."""
+
+    def __enter__(self):
+        import warnings
+        self._ctx = warnings.catch_warnings()
+        self._ctx.__enter__()
+        warnings.simplefilter("ignore")
+
+    def __exit__(self, *exc):
+        return self._ctx.__exit__(*exc)
+
+
+@needs_pyg
+def test_edgewise_neighbor_sampler_is_a_pyg_base_sampler_for_node_and_link_loaders():
+    from torch_geometric.loader import LinkLoader, NodeLoader
+    from torch_geometric.sampler import BaseSampler
+    import edgewise.torch.pyg as ewpyg
+
+    data = _graph(21)
+    fields = dict(data.items())
+    sampler = ewpyg.NeighborSampler(data, num_neighbors=[4, 3])
+    assert isinstance(sampler, BaseSampler)
+    torch.manual_seed(0)
+    first = [b.e_id for b in NodeLoader(data, node_sampler=sampler, batch_size=20)]
+    torch.manual_seed(0)
+    again = [b.e_id for b in NodeLoader(data, node_sampler=sampler, batch_size=20)]
+    assert all(torch.equal(a, b) for a, b in zip(first, again))  # torch's seed fixes the draws
+    for batch in NodeLoader(data, node_sampler=sampler, batch_size=20):
+        _check_valid(batch, fields, [4, 3])
+    disjoint = ewpyg.NeighborSampler(data, num_neighbors=[2, 2], disjoint=True)
+    for batch in NodeLoader(data, node_sampler=disjoint, batch_size=20):
+        assert batch.batch is not None
+        assert torch.equal(batch.batch[batch.edge_index[0]], batch.batch[batch.edge_index[1]])
+    label_index = data.edge_index[:, :64]
+    for batch in LinkLoader(data, link_sampler=sampler, edge_label_index=label_index, batch_size=16,
+                            neg_sampling="binary"):
+        assert batch.edge_label_index.size(1) == batch.edge_label.numel() == 32
+        _check_valid(batch, fields, [4, 3])
+        # the positive label edges are edges of the graph, in local ids
+        pos = batch.n_id[batch.edge_label_index[:, batch.edge_label == 1]]
+        assert torch.equal(pos, label_index[:, batch.input_id])
+
+
+@needs_pyg
+def test_pyg_temporal_and_weighted_sampling_through_edgewise():
+    import edgewise.torch.pyg as ewpyg
+    from torch_geometric.loader import NodeLoader
+
+    data = _graph(22)
+    data.time = torch.randint(0, 50, (N,))
+    data.w = torch.rand(E)
+    for strategy in ("uniform", "last"):
+        sampler = ewpyg.NeighborSampler(data, num_neighbors=[3, 3], time_attr="time", temporal_strategy=strategy)
+        for batch in NodeLoader(data, node_sampler=sampler, batch_size=25):
+            seed_time = data.time[batch.n_id[:batch.batch_size]]
+            assert bool((data.time[batch.n_id] <= seed_time[batch.batch]).all())
+    weighted = ewpyg.NeighborSampler(data, num_neighbors=[3], weight_attr="w")
+    for batch in NodeLoader(data, node_sampler=weighted, batch_size=25):
+        _check_valid(batch, dict(data.items()), [3])

@@ -150,6 +150,10 @@ def accelerate() -> bool:
         pyg_sampler = neighbor_sampler_module.NeighborSampler
         original_sample = pyg_sampler.__dict__["_sample"]
         _set(pyg_sampler, "_sample", original_sample, _sampler.make_neighbor_sample(original_sample))
+        import torch_geometric.typing as pyg_typing
+
+        for flag in _sampler.SAMPLING_FEATURES:  # weighted and edge-time sampling: HopSampler has both
+            _set(pyg_typing, flag, getattr(pyg_typing, flag, False), True)
         _propagate.state.active = True
         return True
 
@@ -160,7 +164,8 @@ def deaccelerate() -> None:
         if not _propagate.state.active:
             return
         _propagate.state.active = False
-        replacements = {id(r): o for _, _, o, r in _replaced}
+        # Functions only: flags (True) are shared objects, found by identity everywhere.
+        replacements = {id(r): o for _, _, o, r in _replaced if callable(r)}
         for owner, attribute, original, replacement in reversed(_replaced):
             if owner.__dict__.get(attribute) is replacement:
                 setattr(owner, attribute, original)
@@ -169,7 +174,7 @@ def deaccelerate() -> None:
             if module is None or not name.startswith("torch_geometric"):
                 continue
             for attribute, value in list(vars(module).items()):
-                if id(value) in replacements and any(value is r for _, _, _, r in _replaced):
+                if id(value) in replacements and any(value is r for _, _, _, r in _replaced if callable(r)):
                     setattr(module, attribute, replacements[id(value)])
         _replaced.clear()
         # The structure cache stays: it is keyed by contents, so never stale, and a

@@ -3,13 +3,36 @@
 PyG's own NeighborLoader / LinkNeighborLoader run without pyg-lib or torch-sparse),
 and ``NeighborSampler``, a PyG BaseSampler that always uses it."""
 
+import contextlib
 import functools
+import threading
 import warnings
 from typing import Any, Callable, Optional
 
 import torch
 
 from ... import _edgewise
+
+
+# pyg-lib features PyG's NeighborSampler checks for at construction (weights, edge
+# times); HopSampler has both.
+SAMPLING_FEATURES = ("WITH_WEIGHTED_NEIGHBOR_SAMPLE", "WITH_EDGE_TIME_NEIGHBOR_SAMPLE")
+_features_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _sampling_features_enabled():
+    import torch_geometric.typing as pyg_typing
+
+    with _features_lock:
+        saved = {name: getattr(pyg_typing, name, False) for name in SAMPLING_FEATURES}
+        for name in SAMPLING_FEATURES:
+            setattr(pyg_typing, name, True)
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                setattr(pyg_typing, name, value)
 
 
 def _sampler_of(sampler: Any) -> Any:
@@ -80,7 +103,7 @@ def neighbor_sampler_class() -> type:
         Edgewise's HopSampler: no pyg-lib or torch-sparse needed."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), _sampling_features_enabled():
                 warnings.filterwarnings("ignore", message=".*without a 'pyg-lib' installation.*")
                 super().__init__(*args, **kwargs)
 
