@@ -17,6 +17,10 @@ namespace {
 
 constexpr const char* kOp = "HopSampler";
 constexpr size_t kMaxHops = 64;  // the hop is the low 6 bits of the Philox stream
+// How far ahead the random reads are requested: colptr by frontier node, row entries
+// and id-table slots by sampled edge (a DRAM latency's worth of each loop's work).
+constexpr int64_t kColptrAhead = 16;
+constexpr int64_t kRowAhead = 8;
 
 // Node -> local id. Shared subgraphs: a dense table over all nodes (one load per
 // lookup); disjoint subgraphs key by (seed index, node) in an open-addressing table.
@@ -54,6 +58,7 @@ class LocalIds {
   }
 
   int32_t find(int64_t v) const { return dense_[static_cast<size_t>(v)]; }  // shared subgraphs only
+  void prefetch(int64_t v) const { __builtin_prefetch(dense_.data() + v); }  // shared subgraphs only
 
   void clear(std::span<const int64_t> nodes) {
     if (!disjoint_) {
@@ -226,13 +231,22 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
   out.num_sampled_nodes.push_back(B);
 
   std::vector<int64_t>& picked = scratch.positions_;  // CSC positions chosen for one destination
+  std::vector<int64_t>& hop_positions = scratch.hop_positions_;
+  std::vector<int64_t>& hop_offsets = scratch.hop_offsets_;
+  std::vector<int64_t>& hop_sources = scratch.hop_sources_;
   std::vector<int64_t> eligible;                       // temporal: the row's eligible positions
   int64_t begin = 0, end = B;
   for (size_t hop = 0; hop < options_.num_neighbors.size(); ++hop) {
     const int64_t count = options_.num_neighbors[hop];
     const uint64_t hop_stream = stream * kMaxHops + hop;
     const int64_t edges_before = static_cast<int64_t>(out.row.size());
+    // First the positions each frontier node draws (hop_offsets[i - begin] ..), from
+    // colptr (and, temporal or weighted, the row's times or weights) alone.
+    hop_positions.clear();
+    hop_offsets.assign(1, 0);
     for (int64_t i = begin; i < end; ++i) {
+      // Each frontier node's colptr entry is a random read: requested ahead.
+      if (i + kColptrAhead < end) __builtin_prefetch(colptr + out.node[i + kColptrAhead]);
       const int64_t v = out.node[i];
       const int64_t b = disjoint ? out.batch[i] : 0;
       int64_t first = colptr[v], last = colptr[v + 1];
@@ -310,16 +324,32 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
         std::sort(order.begin(), order.end());
         for (int64_t j : order) picked.push_back(position(j));
       }
-      for (int64_t k : picked) {
-        const auto [local, inserted] = ids.insert(b, row[k], static_cast<int32_t>(out.node.size()));
+      hop_positions.insert(hop_positions.end(), picked.begin(), picked.end());
+      hop_offsets.push_back(static_cast<int64_t>(hop_positions.size()));
+    }
+    // The sources of the chosen positions, then their local ids: two loops of
+    // independent random reads (row, then the id table), which the CPU overlaps; done
+    // per destination they would be cache misses in a chain.
+    const int64_t P = static_cast<int64_t>(hop_positions.size());
+    hop_sources.resize(static_cast<size_t>(P));
+    for (int64_t j = 0; j < P; ++j) {
+      if (j + kRowAhead < P) __builtin_prefetch(row + hop_positions[j + kRowAhead]);
+      hop_sources[j] = row[hop_positions[j]];
+    }
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t b = disjoint ? out.batch[i] : 0;
+      for (int64_t j = hop_offsets[i - begin]; j < hop_offsets[i - begin + 1]; ++j) {
+        if (!disjoint && j + kRowAhead < P) ids.prefetch(hop_sources[j + kRowAhead]);
+        const int64_t u = hop_sources[j];
+        const auto [local, inserted] = ids.insert(b, u, static_cast<int32_t>(out.node.size()));
         if (inserted) {
-          out.node.push_back(row[k]);
+          out.node.push_back(u);
           if (disjoint) out.batch.push_back(b);
         }
         if (options_.directed) {
           out.row.push_back(local);
           out.col.push_back(i);
-          out.edge.push_back(edge_id(k));
+          out.edge.push_back(hop_positions[j]);  // the CSC position; edge ids are looked up at the end
         }
       }
     }
@@ -350,6 +380,17 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
         }
       }
       out.num_sampled_edges.push_back(static_cast<int64_t>(out.row.size()) - edges_before);
+    }
+  }
+  if (options_.directed && !graph_.edge_id.empty()) {
+    // Positions -> edge ids in one pass of independent loads, which the CPU overlaps
+    // (inside the sampling loop each would be a cache miss on the critical path).
+    const int64_t* ids_of = graph_.edge_id.data();
+    const int64_t m = static_cast<int64_t>(out.edge.size());
+    int64_t* e = out.edge.data();
+    for (int64_t j = 0; j < m; ++j) {
+      if (j + kRowAhead < m) __builtin_prefetch(ids_of + e[j + kRowAhead]);
+      e[j] = ids_of[e[j]];
     }
   }
   ids.clear(out.node);

@@ -2,6 +2,7 @@
 edge-level tensors, and the checks that name the argument at fault."""
 
 import math
+import sys
 import weakref
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -26,11 +27,10 @@ def _cache_of(edge_index: torch.Tensor) -> Dict[Tuple, Tuple[Any, Any]]:
 
 
 def is_pyg_data(data: Any) -> bool:
-    try:
-        from torch_geometric.data import Data
-    except ImportError:
-        return False
-    return isinstance(data, Data)
+    # A PyG Data exists only once torch_geometric.data is imported: never import it here
+    # (that alone takes seconds).
+    module = sys.modules.get("torch_geometric.data")
+    return module is not None and isinstance(data, module.Data)
 
 
 def _items(data: Any) -> List[Tuple[str, Any]]:
