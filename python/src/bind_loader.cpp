@@ -126,7 +126,7 @@ struct PyBatchPipeline {
         }();
         std::vector<int64_t> shape{row_bytes == 0 ? 0 : rows[t]->bytes / row_bytes};
         shape.insert(shape.end(), info[t].trailing.begin(), info[t].trailing.end());
-        void* data = rows[t]->data.get();
+        void* data = rows[t]->data;
         out.append(host_dlpack(rows[t], data, std::move(shape), info[t].dtype));
       }
       return out;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <tuple>
 
 #include "edgewise/kernels/common/check.hpp"
 #include "edgewise/kernels/common/philox.hpp"
@@ -17,10 +18,10 @@ constexpr const char* kOp = "BatchPipeline";
 // The shuffle's Philox stream; batches use (epoch << 32 | b) < 2^58, never this.
 constexpr uint64_t kShuffleStream = ~uint64_t{0};
 
-std::shared_ptr<HostBuffer> gather_rows(const RowTable& table, std::span<const int64_t> ids) {
-  auto out = std::make_shared<HostBuffer>(static_cast<int64_t>(ids.size()) * table.row_bytes);
+std::shared_ptr<HostBuffer> gather_rows(BufferPool& pool, const RowTable& table, std::span<const int64_t> ids) {
+  auto out = pool.take(static_cast<int64_t>(ids.size()) * table.row_bytes);
   const size_t width = static_cast<size_t>(table.row_bytes);
-  std::byte* to = out->data.get();
+  std::byte* to = out->data;
   for (int64_t id : ids) {
     std::memcpy(to, table.data + id * table.row_bytes, width);
     to += width;
@@ -29,6 +30,47 @@ std::shared_ptr<HostBuffer> gather_rows(const RowTable& table, std::span<const i
 }
 
 }  // namespace
+
+BufferPool::~BufferPool() {
+  for (auto& [capacity, block] : free_) delete[] block;
+}
+
+std::shared_ptr<HostBuffer> BufferPool::take(int64_t bytes) {
+  std::byte* block = nullptr;
+  int64_t capacity = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    size_t best = free_.size();
+    for (size_t k = 0; k < free_.size(); ++k) {
+      if (free_[k].first >= bytes && (best == free_.size() || free_[k].first < free_[best].first)) best = k;
+    }
+    if (best != free_.size()) {
+      std::tie(capacity, block) = free_[best];
+      free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
+    }
+  }
+  if (block == nullptr) {
+    capacity = std::max<int64_t>(bytes + bytes / 4, 1);
+    block = new std::byte[static_cast<size_t>(capacity)];
+  }
+  // The deleter holds the pool, so a batch outliving its pipeline still returns safely.
+  std::shared_ptr<BufferPool> self = shared_from_this();
+  return std::shared_ptr<HostBuffer>(new HostBuffer{block, bytes}, [self, block, capacity](HostBuffer* buffer) {
+    delete buffer;
+    self->put(block, capacity);
+  });
+}
+
+void BufferPool::put(std::byte* block, int64_t capacity) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.size() < max_free_) {
+      free_.emplace_back(capacity, block);
+      return;
+    }
+  }
+  delete[] block;
+}
 
 BatchPipeline::BatchPipeline(std::shared_ptr<const CscGraph> graph, HopSamplerOptions sampler,
                              std::vector<int64_t> inputs, std::vector<int64_t> input_time,
@@ -65,6 +107,10 @@ BatchPipeline::BatchPipeline(std::shared_ptr<const CscGraph> graph, HopSamplerOp
                " has ", edge_tables_[t].rows, " rows; it needs one per edge (", max_edge_id + 1, ")");
   }
   num_batches_ = options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
+  // Blocks in flight: the queue, the batches being made, the one the consumer holds,
+  // and the one it is dropping, per table.
+  const size_t tables = node_tables_.size() + edge_tables_.size();
+  pool_ = std::make_shared<BufferPool>(tables * static_cast<size_t>(options_.queue_depth + options_.num_threads + 2));
 }
 
 BatchPipeline::~BatchPipeline() { stop(); }
@@ -149,8 +195,8 @@ SampledBatch BatchPipeline::make(int64_t b, HopSamplerScratch& scratch) const {
     for (size_t i = 0; i < seeds.size(); ++i) times[i] = input_time_[batch.input_id[i]];
   }
   batch.subgraph = sampler_.sample(seeds, times, options_.seed, (epoch_ << 32) | static_cast<uint64_t>(b), scratch);
-  for (const RowTable& table : node_tables_) batch.node_rows.push_back(gather_rows(table, batch.subgraph.node));
-  for (const RowTable& table : edge_tables_) batch.edge_rows.push_back(gather_rows(table, batch.subgraph.edge));
+  for (const RowTable& table : node_tables_) batch.node_rows.push_back(gather_rows(*pool_, table, batch.subgraph.node));
+  for (const RowTable& table : edge_tables_) batch.edge_rows.push_back(gather_rows(*pool_, table, batch.subgraph.edge));
   return batch;
 }
 

@@ -28,11 +28,30 @@ struct RowTable {
   int64_t row_bytes = 0;
 };
 
-// Gathered rows, owned; uninitialised on allocation (every byte is then written).
+// Gathered rows (every byte written by the gather). The memory comes from the
+// pipeline's BufferPool and returns there when the last reference goes, so a steady
+// stream of batches reuses pages already mapped instead of faulting in new ones.
 struct HostBuffer {
-  std::unique_ptr<std::byte[]> data;
+  std::byte* data = nullptr;
   int64_t bytes = 0;
-  explicit HostBuffer(int64_t n) : data(std::make_unique_for_overwrite<std::byte[]>(static_cast<size_t>(n))), bytes(n) {}
+};
+
+// Free blocks kept for reuse, at most max_free of them (the rest are released).
+class BufferPool : public std::enable_shared_from_this<BufferPool> {
+ public:
+  explicit BufferPool(size_t max_free) : max_free_(max_free) {}
+  ~BufferPool();
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+  // A buffer of `bytes`: the smallest free block that fits, else a new one with a
+  // quarter to spare (batch sizes vary).
+  std::shared_ptr<HostBuffer> take(int64_t bytes);
+
+ private:
+  void put(std::byte* block, int64_t capacity);
+  std::mutex mutex_;
+  std::vector<std::pair<int64_t, std::byte*>> free_;  // (capacity, block)
+  size_t max_free_;
 };
 
 struct SampledBatch {
@@ -99,6 +118,7 @@ class BatchPipeline {
   std::vector<RowTable> edge_tables_;
   BatchPipelineOptions options_;
   int64_t num_batches_ = 0;
+  std::shared_ptr<BufferPool> pool_;
 
   // One epoch's state, guarded by mutex_.
   std::mutex mutex_;
