@@ -436,3 +436,25 @@ def test_pyg_temporal_and_weighted_sampling_through_edgewise():
     weighted = ewpyg.NeighborSampler(data, num_neighbors=[3], weight_attr="w")
     for batch in NodeLoader(data, node_sampler=weighted, batch_size=25):
         _check_valid(batch, dict(data.items()), [3])
+
+
+@needs_pyg
+def test_link_neighbor_loader_samples_around_label_edges_with_negatives():
+    from edgewise.torch.loader import LinkNeighborLoader
+
+    data = _graph(23)
+    fields = dict(data.items())
+    label_index = data.edge_index[:, 100:164]
+    torch.manual_seed(1)
+    loader = LinkNeighborLoader(data, num_neighbors=[3, 2], edge_label_index=label_index, batch_size=16,
+                                neg_sampling_ratio=1.0, shuffle=True)
+    seen = []
+    for batch in loader:
+        _check_valid(batch, fields, [3, 2])
+        assert batch.edge_label.numel() == batch.edge_label_index.size(1) == 32
+        pos = batch.edge_label_index[:, batch.edge_label == 1]
+        assert torch.equal(batch.n_id[pos], label_index[:, batch.input_id])
+        seen += batch.input_id.tolist()
+    assert sorted(seen) == list(range(64))
+    with pytest.raises(ValueError, match="heterogeneous"):
+        LinkNeighborLoader(data, num_neighbors={("a", "to", "b"): [1]}, edge_label_index=label_index)
