@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['DataFileError', 'DeviceArray', 'Graph', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_logsumexp', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['BatchPipeline', 'CscGraph', 'DataFileError', 'DeviceArray', 'Graph', 'HopSampler', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_logsumexp', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -247,6 +247,71 @@ class SeedSampler:
         """
         The sum of the priorities (float32).
         """
+class CscGraph:
+    """
+    A graph grouped by destination, what HopSampler reads.
+    
+    CscGraph(edge_index, num_nodes, edge_weight=None, edge_time=None, node_time=None,
+    sort_by_time=False): edge_index [2, E] (sources, destinations) of any integer dtype;
+    edge_weight [E] (float, finite, >= 0) and edge_time [E] per input edge, node_time [N]
+    per node. sort_by_time orders each node's in-edges by time (the 'last' temporal
+    strategy needs it). Edge ids reported by samplers are input positions.
+    """
+    @staticmethod
+    def from_csc(colptr: typing.Any, row: typing.Any, edge_weight: typing.Any = None, edge_time: typing.Any = None, node_time: typing.Any = None) -> CscGraph:
+        """
+        A CscGraph of given arrays (copied): colptr [N + 1], row [E], optional per-position edge_weight / edge_time and per-node node_time. Samplers check them and report CSC positions as edge ids.
+        """
+    def __init__(self, edge_index: typing.Any, num_nodes: typing.SupportsInt | typing.SupportsIndex, edge_weight: typing.Any = None, edge_time: typing.Any = None, node_time: typing.Any = None, sort_by_time: bool = False) -> None:
+        ...
+    @property
+    def num_edges(self) -> int:
+        ...
+    @property
+    def num_nodes(self) -> int:
+        ...
+    @property
+    def temporal(self) -> bool:
+        ...
+    @property
+    def weighted(self) -> bool:
+        ...
+class HopSampler:
+    """
+    Hop-wise neighbour sampling in PyG's layout (pyg-lib's neighbor_sample).
+    
+    HopSampler(graph, num_neighbors, replace=False, directed=True, disjoint=False,
+    temporal_strategy='uniform'): num_neighbors per hop from the seeds (-1: all).
+    sample(seeds, seed_time=None, seed=0, stream=0) -> dict: node, row, col, edge,
+    batch (disjoint, else None) as DLPack capsules (torch.from_dlpack), and the lists
+    num_sampled_nodes / num_sampled_edges. A pure function of its arguments.
+    """
+    def __init__(self, graph: CscGraph, num_neighbors: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], replace: bool = False, directed: bool = True, disjoint: bool = False, temporal_strategy: str = 'uniform') -> None:
+        ...
+    def sample(self, seeds: typing.Any, seed_time: typing.Any = None, seed: typing.SupportsInt | typing.SupportsIndex = 0, stream: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
+        ...
+class BatchPipeline:
+    """
+    Sampling threads that prepare minibatches ahead of the consumer.
+    
+    BatchPipeline(graph, num_neighbors, input_nodes, input_time=None, node_tables=[],
+    edge_tables=[], replace=False, directed=True, disjoint=False,
+    temporal_strategy='uniform', batch_size=1, shuffle=False, drop_last=False, seed=0,
+    num_threads=1, queue_depth=4). start_epoch(epoch); next() -> dict (the sample as in
+    HopSampler.sample, plus index, input_id, node_rows / edge_rows: each table's rows of
+    node / edge, as DLPack capsules) or None at the epoch's end; stop().
+    """
+    def __init__(self, graph: CscGraph, num_neighbors: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], input_nodes: typing.Any, input_time: typing.Any = None, node_tables: list = [], edge_tables: list = [], replace: bool = False, directed: bool = True, disjoint: bool = False, temporal_strategy: str = 'uniform', batch_size: typing.SupportsInt | typing.SupportsIndex = 1, shuffle: bool = False, drop_last: bool = False, seed: typing.SupportsInt | typing.SupportsIndex = 0, num_threads: typing.SupportsInt | typing.SupportsIndex = 1, queue_depth: typing.SupportsInt | typing.SupportsIndex = 4) -> None:
+        ...
+    def next(self) -> typing.Any:
+        ...
+    def start_epoch(self, epoch: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def stop(self) -> None:
+        ...
+    @property
+    def num_batches(self) -> int:
+        ...
 def _train(source: typing.Any, model: str, epochs: typing.SupportsInt | typing.SupportsIndex, hidden: typing.SupportsInt | typing.SupportsIndex, dropout: typing.SupportsFloat | typing.SupportsIndex, lr: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, device: str, aggregation: str, features: str, log_every: typing.SupportsInt | typing.SupportsIndex, normalize_features: bool, patience: typing.SupportsInt | typing.SupportsIndex, select: str, on_epoch: typing.Any, reorder: str = 'none', lr_schedule: str = 'constant') -> dict:
     """
     Internal engine of edgewise.train() (use that: it checks in-memory data and wraps the result).
