@@ -16,7 +16,10 @@ Cases (default shape: ogbn-products, 2.45M nodes, 59.7M edges, 100 float feature
   seeds), split into sampling and gathering where the library allows;
 - model: a 3-layer GraphSAGE (mean, 256 hidden) trained on ``--model-batches``
   batches (forward, backward, Adam), seconds per batch and the epoch it implies,
-  split into waiting for batches and the model.
+  split into waiting for batches and the model. Edgewise's layers get the per-layer
+  bipartite graphs PyG's trim_to_layer gives, DGL's its blocks; Edgewise's loader
+  samples with --model-threads threads meanwhile (the cores are shared), DGL's
+  DataLoader in the training thread (num_workers=0).
 
 Every case prints its time, throughput and peak resident memory (VmHWM after a
 reset); --json writes the records. Threads: --threads for both (default 2).
@@ -116,17 +119,20 @@ def edgewise_side(o, directory, num_nodes):
     print(f"edgewise: loader built in {build:.2f} s (CSC of the graph), {len(loader)} batches, {o.threads} threads")
     for epoch in range(o.epochs):
         _reset_peak_rss()
-        nodes = 0
+        nodes = edges = 0
         t0 = time.perf_counter()
         for i, batch in enumerate(loader):
             nodes += batch.n_id.numel()
+            edges += batch.e_id.numel()
             if i % 20 == 0 or i + 1 == len(loader):
                 _progress("edgewise prepare", i + 1, len(loader), t0)
         seconds = time.perf_counter() - t0
         rec = {"library": "edgewise", "case": "prepare", "seconds": seconds, "batches": len(loader),
-               "nodes_per_batch": nodes / len(loader), "peak_rss_mb": _peak_rss_mb(), "threads": o.threads}
+               "nodes_per_batch": nodes / len(loader), "edges_per_batch": edges / len(loader),
+               "peak_rss_mb": _peak_rss_mb(), "threads": o.threads}
         print(f"edgewise prepare epoch {epoch}: {seconds:.2f} s ({len(loader) / seconds:.1f} batches/s, "
-              f"{nodes / len(loader):.0f} nodes per batch, peak RSS {rec['peak_rss_mb']:.0f} MB)")
+              f"{nodes / len(loader):.0f} nodes and {edges / len(loader):.0f} edges per batch, "
+              f"peak RSS {rec['peak_rss_mb']:.0f} MB)")
         records.append(rec)
     # Split: sampling alone (no tables gathered), same seeds and order.
     bare = NeighborLoader({"edge_index": data["edge_index"], "num_nodes": num_nodes}, num_neighbors=fanouts,
@@ -143,10 +149,13 @@ def edgewise_side(o, directory, num_nodes):
         torch.manual_seed(0)
         model = _sage(torch, a["x"].shape[1], o.hidden, o.classes, lambda i, j: _EwSage(ewnn, i, j))
         opt = torch.optim.Adam(model.parameters(), lr=0.003)
+        # While the model trains, fewer sampling threads: both share the cores.
+        train_loader = NeighborLoader(data, num_neighbors=fanouts, input_nodes=seeds, batch_size=o.batch_size,
+                                      shuffle=True, num_threads=o.model_threads, prefetch=o.prefetch, seed=0)
         _reset_peak_rss()
         wait = compute = 0.0
         done = 0
-        it = iter(loader)
+        it = iter(train_loader)
         t_all = time.perf_counter()
         while done < min(o.model_batches, len(loader)):
             t0 = time.perf_counter()
@@ -311,10 +320,15 @@ def main(argv=None):
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--prefetch", type=int, default=4, help="Edgewise: batches prepared ahead")
+    p.add_argument("--model-threads", type=int, default=None,
+                   help="Edgewise: sampling threads while the model trains (default: the loader's default)")
     p.add_argument("--json", help="write the records here")
     o = p.parse_args(argv)
+    if o.model_threads is None:
+        from edgewise.torch.loader import default_num_threads
+        o.model_threads = default_num_threads()
     for name in ("nodes", "edges", "seeds", "features", "classes", "batch_size", "epochs", "hidden", "threads",
-                 "prefetch"):
+                 "prefetch", "model_threads"):
         if getattr(o, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1 (got {getattr(o, name)})")
     if o.model_batches < 0:

@@ -12,6 +12,9 @@
 #include "edgewise/gnn/train/minibatch_trainer.hpp"
 #include "edgewise/gnn/data/synthetic.hpp"
 #include "gnn_test_data.hpp"
+#include "edgewise/gnn/sampling/csc_graph.hpp"
+#include "edgewise/gnn/sampling/hop_sampler.hpp"
+#include "edgewise/gnn/sampling/subgraph_blocks.hpp"
 #include "test_support.hpp"
 
 namespace edgewise::test {
@@ -134,11 +137,46 @@ TEST_P(MiniBatchTest, FullNeighbourhoodBlocksGiveTheFullGraphOutputs) {
   }
 }
 
+// The same for hop-wise samples (HopSampler, PyG's layout) turned into blocks.
+TEST_P(MiniBatchTest, FullHopwiseSamplesAsBlocksGiveTheFullGraphOutputs) {
+  const TrainData data = small_task(device());
+  ModelConfig c;
+  c.in_features = data.features.cols();
+  c.hidden_features = 8;
+  c.out_features = data.num_classes;
+  c.layers = 3;
+  Generator gen(4);
+  MiniBatchSAGE model(c, gen, device());
+  model.eval();
+  NoGradGuard no_grad;
+  const std::vector<float> full = model.forward(data.graph, data.features, gen).value().to_host_vector();
+  const Graph host = data.graph.to(Device::cpu());
+  CscGraph csc;
+  csc.colptr = host.offsets().to_host_vector();
+  const std::vector<int32_t> sources = host.sources().to_host_vector();
+  csc.row.assign(sources.begin(), sources.end());
+  HopSamplerOptions o;
+  o.num_neighbors = {-1, -1, -1};
+  HopSampler sampler(csc.view(), o);
+  HopSamplerScratch scratch;
+  const std::vector<int64_t> seeds = {5, 599, 0, 123, 77};
+  const MiniBatch mb = to_minibatch(sampler.sample(seeds, {}, 0, 0, scratch), device());
+  ASSERT_EQ(mb.num_layers(), 3);
+  for (int64_t l = 0; l + 1 < 3; ++l) EXPECT_EQ(mb.blocks[l].num_dst, mb.blocks[l + 1].num_src);
+  FeatureGatherer gatherer(data.features);
+  const std::vector<float> got = model.forward(mb, gatherer.gather(mb.input_nodes), gen).value().to_host_vector();
+  const int64_t K = data.num_classes;
+  ASSERT_EQ(static_cast<int64_t>(got.size()), 5 * K);
+  std::vector<float> expected;
+  for (int64_t v : seeds) expected.insert(expected.end(), full.begin() + v * K, full.begin() + (v + 1) * K);
+  EXPECT_TRUE(close_to(got, expected, {}, 1e-4, 1e-5));
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, MiniBatchTest, testing::ValuesIn(all_devices()), device_name);
 
 MiniBatchTrainResult train(const TrainData& data, SeedOrder order, uint64_t seed, int64_t epochs = 8,
                            ModelSelection selection = ModelSelection::BestValidation, float lr = 0.01f,
-                           NonFiniteLoss nonfinite = NonFiniteLoss::Error) {
+                           NonFiniteLoss nonfinite = NonFiniteLoss::Error, int pipeline_threads = 0) {
   ModelConfig c;
   c.in_features = data.features.cols();
   c.hidden_features = 16;
@@ -157,6 +195,7 @@ MiniBatchTrainResult train(const TrainData& data, SeedOrder order, uint64_t seed
   o.selection = selection;
   o.lr = lr;
   o.nonfinite_loss = nonfinite;
+  o.pipeline_threads = pipeline_threads;
   MiniBatchTrainer trainer(model, data, o);
   return trainer.fit();
 }
@@ -178,6 +217,27 @@ TEST(MiniBatchTrainer, LearnsTheSyntheticGraphReproducibly) {
       }
     }
   }
+}
+
+TEST(MiniBatchTrainer, TrainsOnThePipelineReproduciblyAtAnyThreadCount) {
+  SerialOpenMP serial;
+  for (FeatureFormat features : {FeatureFormat::Dense, FeatureFormat::Sparse}) {  // gathered by the pipeline / here
+    const TrainData data = small_task(Device::cpu(), features);
+    const double chance = 1.0 / static_cast<double>(data.num_classes);
+    const MiniBatchTrainResult one =
+        train(data, SeedOrder::Shuffle, 3, 8, ModelSelection::BestValidation, 0.01f, NonFiniteLoss::Error, 1);
+    const MiniBatchTrainResult two =
+        train(data, SeedOrder::Shuffle, 3, 8, ModelSelection::BestValidation, 0.01f, NonFiniteLoss::Error, 2);
+    EXPECT_GT(one.test_acc, chance + 0.3);
+    EXPECT_LT(one.history.back().loss, one.history.front().loss);
+    ASSERT_EQ(one.history.size(), two.history.size());
+    for (size_t i = 0; i < one.history.size(); ++i) EXPECT_EQ(one.history[i].loss, two.history[i].loss) << i;
+    EXPECT_EQ(one.test_acc, two.test_acc);
+  }
+  const TrainData data = small_task(Device::cpu());
+  EXPECT_THROW(train(data, SeedOrder::LossPrioritized, 3, 1, ModelSelection::BestValidation, 0.01f,
+                     NonFiniteLoss::Error, 1),
+               std::invalid_argument);
 }
 
 // Evaluations happen at epochs 4, 8 and 10 (eval_every 4, and the last): LastEpoch

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "edgewise/gnn/autograd/functional.hpp"
+#include "edgewise/gnn/sampling/subgraph_blocks.hpp"
 #include "edgewise/gnn/tensor/ops.hpp"
 #include "edgewise/gnn/tensor/stream.hpp"
 #include "edgewise/kernels/common/check.hpp"
@@ -74,6 +75,38 @@ MiniBatchTrainer::MiniBatchTrainer(MiniBatchSAGE& model, const TrainData& data, 
              ": data_parallel over several processes needs sum_gradients and sum");
   EW_REQUIRE(dp.world_size == 1 || options_.seed_order == SeedOrder::Shuffle, kOp,
              ": data_parallel supports SeedOrder::Shuffle only");
+  EW_REQUIRE(options_.pipeline_threads >= 0, kOp, ": pipeline_threads (", options_.pipeline_threads,
+             ") must be >= 0");
+  if (options_.pipeline_threads > 0) {
+    EW_REQUIRE(options_.seed_order == SeedOrder::Shuffle && dp.world_size == 1, kOp,
+               ": pipeline_threads needs SeedOrder::Shuffle on one process");
+    pipeline_ = make_pipeline();
+  }
+}
+
+std::unique_ptr<BatchPipeline> MiniBatchTrainer::make_pipeline() {
+  // The graph's CSR by destination is the sampler's CSC.
+  const Graph host = data_.graph.device().is_cpu() ? data_.graph : data_.graph.to(Device::cpu());
+  auto csc = std::make_shared<CscGraph>();
+  csc->colptr = host.offsets().to_host_vector();
+  const std::vector<int32_t> sources = host.sources().to_host_vector();
+  csc->row.assign(sources.begin(), sources.end());
+  HopSamplerOptions sampling;
+  sampling.num_neighbors.assign(options_.fanouts.rbegin(), options_.fanouts.rend());
+  BatchPipelineOptions o;
+  o.batch_size = options_.batch_size;
+  o.shuffle = true;
+  o.seed = options_.seed;
+  o.num_threads = options_.pipeline_threads;
+  std::vector<RowTable> tables;
+  if (!data_.features.is_sparse()) {  // sparse features: gathered in the training thread
+    host_features_ = data_.features.dense.device().is_cpu() ? data_.features.dense
+                                                            : data_.features.dense.to(Device::cpu());
+    tables.push_back({reinterpret_cast<const std::byte*>(host_features_.data()), host_features_.rows(),
+                      host_features_.cols() * static_cast<int64_t>(sizeof(float))});
+  }
+  return std::make_unique<BatchPipeline>(std::move(csc), std::move(sampling), train_nodes_, std::vector<int64_t>{},
+                                         std::move(tables), std::vector<RowTable>{}, o);
 }
 
 double MiniBatchTrainer::evaluate(const IndexTensor& rows) {
@@ -107,7 +140,39 @@ MiniBatchTrainResult MiniBatchTrainer::fit() {
         seeds ? std::vector<int64_t>{} : shuffled(train_nodes_, generator_.seed(), generator_.next_stream());
     double loss_sum = 0;
     epoch_sample_seconds = 0;
+    if (pipeline_) pipeline_->start_epoch(static_cast<uint64_t>(rec.epoch));
     for (int64_t b = 0; b < batches; ++b) {
+      if (pipeline_) {
+        const auto s0 = Clock::now();
+        SampledBatch batch;
+        while (pipeline_->next(batch, std::chrono::milliseconds(1000)) == BatchPipeline::Next::Timeout) {
+        }
+        const MiniBatch mb = to_minibatch(batch.subgraph, data_.graph.device());
+        const int64_t n = static_cast<int64_t>(batch.subgraph.node.size());
+        const NodeFeatures x =
+            batch.node_rows.empty()
+                ? gatherer_.gather(mb.input_nodes)
+                : NodeFeatures{Tensor::from_host(std::span<const float>(
+                                                     reinterpret_cast<const float*>(batch.node_rows[0]->data),
+                                                     static_cast<size_t>(n * host_features_.cols())),
+                                                 n, host_features_.cols(), data_.graph.device()),
+                               {}};
+        epoch_sample_seconds += seconds_between(s0, Clock::now());
+        const int64_t seeds_in_batch = batch.subgraph.num_sampled_nodes[0];
+        std::vector<int64_t> batch_labels(static_cast<size_t>(seeds_in_batch));
+        for (int64_t i = 0; i < seeds_in_batch; ++i) batch_labels[i] = labels_[batch.subgraph.node[i]];
+        const std::vector<float> weights(static_cast<size_t>(seeds_in_batch),
+                                         1.0f / static_cast<float>(seeds_in_batch));
+        optimizer->zero_grad();
+        Variable logits = model_.forward(mb, x, generator_);
+        Variable loss = weighted_cross_entropy(logits, batch_labels, weights);
+        const double batch_loss = loss.value().to_host_vector()[0];
+        loss_guard.check(batch_loss, rec.epoch, b);
+        loss.backward();
+        optimizer->step();
+        loss_sum += batch_loss;
+        continue;
+      }
       // The batch's seeds and their loss weights.
       std::vector<int64_t> batch_nodes;
       std::vector<float> weights;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "edgewise/gnn/sampling/batch_pipeline.hpp"
 #include "edgewise/gnn/sampling/seed_sampler.hpp"
 #include "edgewise/gnn/nn/minibatch_sage.hpp"
 #include "edgewise/gnn/train/train_options.hpp"
@@ -55,6 +56,13 @@ struct MiniBatchTrainerOptions : TrainOptions {
   float priority_alpha = 0.6f;  // LossPrioritized: priority = (loss + priority_eps)^alpha
   float priority_eps = 1e-2f;
   DataParallel data_parallel;  // world_size 1: one process
+  // > 0: batches come from a BatchPipeline (batch_pipeline.hpp) with this many
+  // sampling threads working ahead of training: hop-wise sampling with PyG's
+  // semantics (HopSampler; fanouts read from the seeds outwards in reverse, i.e. the
+  // last entry still samples the seeds' neighbours), blocks as PyG's trim_to_layer
+  // gives them, dense host features gathered on those threads. The epoch's order is
+  // a function of (seed, epoch). Shuffled seeds on one process only.
+  int pipeline_threads = 0;
 };
 
 struct MiniBatchTrainResult : TrainResult {
@@ -73,12 +81,16 @@ class MiniBatchTrainer {
   double evaluate(const IndexTensor& rows);
 
  private:
+  std::unique_ptr<BatchPipeline> make_pipeline();
+
   MiniBatchSAGE& model_;
   const TrainData& data_;
   MiniBatchTrainerOptions options_;
   Generator generator_;
   NeighborSampler sampler_;
   FeatureGatherer gatherer_;
+  std::unique_ptr<BatchPipeline> pipeline_;  // pipeline_threads > 0
+  Tensor host_features_;                     // what the pipeline gathers from (dense, on the host)
   std::vector<int64_t> train_nodes_, labels_;
 };
 
