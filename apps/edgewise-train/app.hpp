@@ -13,6 +13,7 @@
 #include "edgewise/cli/json_file.hpp"
 #include "edgewise/gnn/data/dataset.hpp"
 #include "edgewise/gnn/train/train_options.hpp"
+#include "edgewise/gnn/train/trainer.hpp"
 
 namespace edgewise::apps::train {
 
@@ -42,6 +43,8 @@ struct Flags {
   std::string checkpoint, resume;
   int64_t checkpoint_every = 0;
   int64_t synthetic_nodes = 2708;
+  std::string sampled;  // --task node on sampled neighbourhoods: neighbours per hop from the seeds
+  int64_t sampler_threads = 1;
   int64_t heads = 8, output_heads = 1;
   float attention_dropout = 0.6f;
   // --task graph (graph classification)
@@ -89,8 +92,14 @@ nlohmann::ordered_json node_task_json(const std::string& dataset, const std::str
                                       const std::vector<double>& train, double epoch_ms_median,
                                       const std::vector<double>& seconds, const Flags& f);
 
+// "15,10,5" -> {15, 10, 5} (each >= 0, or -1 for all); std::nullopt when malformed.
+std::optional<std::vector<int64_t>> parse_hops(const std::string& text);
+
 // The tasks; each returns the exit status.
 int run_node_task(const Flags& f);
+// --sampled: GraphSAGE on BatchPipeline minibatches, --runs seeded runs of the loaded data.
+int run_sampled_node_runs(const Flags& f, const gnn::Dataset& dataset, const gnn::TrainData& data,
+                          const std::string& identity, Device device);
 int run_link_task(const Flags& f);
 int run_graph_task(const Flags& f);
 int run_distributed(const Flags& f);  // needs EDGEWISE_TRAIN_DISTRIBUTED

@@ -69,6 +69,18 @@ void add_graph_task_flags(CLI::App& app, Flags& f) {
 
 }  // namespace
 
+std::optional<std::vector<int64_t>> parse_hops(const std::string& text) {
+  std::vector<int64_t> hops;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const std::optional<int64_t> v = cli::parse_int(item);
+    if (!v || *v < -1) return std::nullopt;
+    hops.push_back(*v);
+  }
+  if (hops.empty() || text.back() == ',' || hops.size() > 64) return std::nullopt;
+  return hops;
+}
+
 std::optional<std::vector<int64_t>> parse_folds(const std::string& text) {
   if (text == "all") return std::vector<int64_t>{};
   std::vector<int64_t> folds;
@@ -178,6 +190,18 @@ void add_flags(CLI::App& app, Flags& f) {
            "equals the uninterrupted run's bit for bit")
       ->check(CLI::ExistingFile);
   add_int(app, "--synthetic-nodes", f.synthetic_nodes, "synthetic graph: nodes", 1);
+  add_text(app, "--sampled", f.sampled,
+           "--task node: train GraphSAGE on sampled neighbourhoods instead of full-batch: neighbours per hop from "
+           "the seeds, comma-separated (e.g. 15,10,5; -1: all), one layer per hop, PyG NeighborLoader's "
+           "semantics; native threads sample and gather ahead of training; seeds per batch: --batch-size "
+           "(default 512 here); evaluation stays full-batch")
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            return parse_hops(value) ? std::string() : "expected neighbours per hop like 15,10,5 (each >= 0 or -1)";
+          },
+          "HOPS"));
+  add_int(app, "--sampler-threads", f.sampler_threads, "--sampled: threads that sample ahead of training", 1,
+          kMaxThreads);
   add_bool(app, "--distributed", f.distributed,
            "1: full-batch training over MPI ranks (mpirun -np K edgewise-train --distributed 1 ...), one graph part "
            "per rank; equals the single-process run (gcn, sage, gin)");
@@ -217,12 +241,27 @@ std::optional<std::string> check_flag_combinations(const Flags& f) {
     if (f.has("--model") && f.model != "gin") return "--model " + f.model + ": --task graph trains gin only";
   } else {
     for (const char* flag : kGraphOnly)
-      if (f.has(flag)) return std::string(flag) + " needs --task graph";
+      if (f.has(flag) && !(f.has("--sampled") && std::string(flag) == "--batch-size"))
+        return std::string(flag) + " needs --task graph" + (std::string(flag) == "--batch-size" ? " or --sampled" : "");
     // Model flags apply to their model only (a flag that would be ignored is an error).
     for (const char* flag : {"--heads", "--output-heads", "--attention-dropout"})
       if (f.has(flag) && f.model != "gat") return std::string(flag) + " applies to --model gat only (got " + f.model + ")";
     if (f.has("--sage-aggr") && f.model != "sage" && f.model != "graphsage")
       return "--sage-aggr applies to --model sage only (got " + f.model + ")";
+  }
+  if (f.has("--sampled")) {
+    if (f.task != "node") return "--sampled applies to --task node only (got " + f.task + ")";
+    if (f.has("--model") && f.model != "sage" && f.model != "graphsage")
+      return "--sampled trains GraphSAGE (--model sage), not --model " + f.model;
+    if (f.distributed) return "--sampled does not combine with --distributed";
+    const std::vector<int64_t> hops = parse_hops(f.sampled).value_or(std::vector<int64_t>{});
+    if (f.has("--layers") && f.layers != static_cast<int64_t>(hops.size()))
+      return "--layers " + std::to_string(f.layers) + " differs from the " + std::to_string(hops.size()) +
+             " hops of --sampled (one layer per hop)";
+    for (const char* flag : {"--form", "--aggregation", "--reorder", "--deterministic"})
+      if (f.has(flag)) return std::string(flag) + " applies to full-batch training, not --sampled";
+  } else if (f.has("--sampler-threads")) {
+    return "--sampler-threads needs --sampled";
   }
   const bool generated = f.dataset == "synthetic" || f.dataset.starts_with("synthetic:") || f.dataset.starts_with("rmat:");
   if (f.edges.given() && generated)

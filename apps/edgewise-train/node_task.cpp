@@ -103,6 +103,7 @@ int run_node_task(const Flags& f) {
               static_cast<long long>(dataset.valid_idx.size()), static_cast<long long>(dataset.test_idx.size()),
               device.str().c_str());
 
+  if (!f.sampled.empty()) return run_sampled_node_runs(f, dataset, data, identity, device);
   const ModelKind kind = parse_model_kind(f.model);
   const bool gat = kind == ModelKind::Gat;
   ModelConfig config = gat ? default_model_config(kind) : ModelConfig{};

@@ -100,6 +100,18 @@ BAD_TRAIN_FLAGS = [
     (["--dataset", "rmat:100:1000:4", "--self-loops", "remove"], "--self-loops applies to datasets read from files"),
     (["--undirected", "2"], "--undirected: '2' is not a boolean"),
     (["--self-loops", "drop"], "--self-loops: 'drop' is not one of keep or remove"),
+    # --sampled (GraphSAGE on sampled neighbourhoods)
+    (["--sampled", "15,x"], "--sampled: expected neighbours per hop like 15,10,5"),
+    (["--sampled", "15,-2"], "--sampled: expected neighbours per hop"),
+    (["--sampled", "15,"], "--sampled: expected neighbours per hop"),
+    (["--sampled", ""], "--sampled"),
+    (["--sampled", "10", "--model", "gcn"], "--sampled trains GraphSAGE (--model sage), not --model gcn"),
+    (["--sampled", "10,5", "--layers", "3"], "--layers 3 differs from the 2 hops of --sampled"),
+    (["--sampled", "10", "--task", "link"], "--sampled applies to --task node only (got link)"),
+    (["--sampled", "10", "--form", "fused"], "--form applies to full-batch training, not --sampled"),
+    (["--sampled", "10", "--sampler-threads", "0"], "--sampler-threads: '0' is out of range"),
+    (["--sampler-threads", "2"], "--sampler-threads needs --sampled"),
+    (["--batch-size", "64"], "--batch-size needs --task graph or --sampled"),
 ]
 
 
@@ -123,7 +135,7 @@ def test_train_help_exits_zero_and_lists_every_flag():
                  "--form", "--features", "--normalize-features", "--sage-aggr", "--deterministic", "--nonfinite",
                  "--log-every", "--json", "--metrics", "--plot", "--synthetic-nodes", "--checkpoint",
                  "--checkpoint-every", "--resume", "--heads", "--output-heads", "--attention-dropout", "--task",
-                 "--hits-k", "--reorder"]:
+                 "--hits-k", "--reorder", "--sampled", "--sampler-threads"]:
         assert flag in proc.stdout, flag
 
 
@@ -586,3 +598,15 @@ def test_every_task_resumes_bit_for_bit_and_follows_the_lr_schedule(tmp_path, ta
     proc = run(TRAIN, *common, "--epochs", "6", "--resume", str(ckpt))
     assert proc.returncode == 1 and "--lr-schedule cosine, this run has --lr-schedule constant" in proc.stderr, (
         proc.stderr)
+
+
+@needs_train
+def test_train_sampled_trains_graphsage_on_the_pipeline(tmp_path):
+    out = tmp_path / "sampled.json"
+    proc = run(TRAIN, "--dataset", "synthetic", "--sampled", "10,5", "--batch-size", "32", "--hidden", "32",
+               "--epochs", "30", "--sampler-threads", "2", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "sampled: 10,5 neighbours per hop, 32 seeds per batch, 2 sampling thread(s)" in proc.stdout
+    record = json.loads(out.read_text())
+    assert record["sampled"] == "10,5" and record["model"] == "graphsage"
+    assert record["test_acc_mean"] > 0.5, record  # chance is 1/7
