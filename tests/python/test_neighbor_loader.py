@@ -458,3 +458,15 @@ def test_link_neighbor_loader_samples_around_label_edges_with_negatives():
     assert sorted(seen) == list(range(64))
     with pytest.raises(ValueError, match="heterogeneous"):
         LinkNeighborLoader(data, num_neighbors={("a", "to", "b"): [1]}, edge_label_index=label_index)
+
+
+def test_replaced_attributes_are_read_on_the_next_pass():
+    data = _graph(24)
+    loader = NeighborLoader(data, num_neighbors=[2], batch_size=40, seed=0)
+    first = next(iter(loader))
+    assert torch.equal(first.x, data["x"][first.n_id])
+    data["x"] = data["x"] * 2  # a new tensor
+    data["z"] = torch.arange(N)  # a new node attribute
+    again = next(iter(loader))
+    assert torch.equal(again.x, data["x"][again.n_id])
+    assert torch.equal(again.z, again.n_id)

@@ -85,6 +85,7 @@ class GraphSource:
                     continue
             self.other[key] = value
         self._version = self._graph_version()
+        self._attributes = {key: id(value) for key, value in items}
 
     def _is_node_attr(self, key: str, value: torch.Tensor) -> bool:
         if self.pyg:
@@ -109,6 +110,10 @@ class GraphSource:
         if current is not self.edge_index or self._graph_version() != self._version:
             raise ValueError(f"{self.op}: data.edge_index changed after the loader was built; the sampled graph "
                              f"would no longer be the data's (build a new loader for the new graph)")
+
+    def attributes_replaced(self) -> bool:
+        """Whether data's attributes are other objects (or other keys) than when read."""
+        return {key: id(value) for key, value in _items(self.data)} != self._attributes
 
     def node_time(self, time_attr: Optional[str]) -> Tuple[Optional[torch.Tensor], Optional[torch.Tensor]]:
         """(node_time, edge_time) for time_attr, one of them set; ValueError naming time_attr."""

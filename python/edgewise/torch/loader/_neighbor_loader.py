@@ -125,6 +125,13 @@ class NeighborLoader:
         self.source.check_unchanged()
         if self._active is not None:
             self._active.close()
+        if self.source.attributes_replaced():
+            # data.x = ... (a new tensor, or attributes added / removed) since the last
+            # pass: gather from what data holds now, as PyG's loader would.
+            self.source = GraphSource(self.op, self.data)
+            self._node_tensors = self.source.tables(self.source.node_keys)
+            self._edge_tensors = self.source.tables(self.source.edge_keys)
+            self.pipeline = self._make_pipeline()
         self._active = _Epoch(self, self._epoch)
         self._epoch += 1
         return self._active
