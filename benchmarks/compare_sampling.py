@@ -35,21 +35,7 @@ import time
 
 import numpy as np
 
-
-def _reset_peak_rss():
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
-
-
-def _peak_rss_mb():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+from compare_pyg_accelerate import _peak_rss_mb, _reset_peak_rss  # one VmHWM reader for the benchmarks
 
 
 def _progress(label, done, total, start):

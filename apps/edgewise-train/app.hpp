@@ -95,6 +95,24 @@ nlohmann::ordered_json node_task_json(const std::string& dataset, const std::str
 // "15,10,5" -> {15, 10, 5} (each >= 0, or -1 for all); std::nullopt when malformed.
 std::optional<std::vector<int64_t>> parse_hops(const std::string& text);
 
+// The results of --runs node-classification runs, added run by run; finish() prints
+// the summary and the peak memory, then writes the first run's files and the --json
+// record (with `extra` keys) — files after the summary, so a failed write loses nothing.
+class NodeRuns {
+ public:
+  NodeRuns(const Flags& f, Device device);  // starts the peak-memory count
+  void add(gnn::TrainResult result);
+  int finish(const std::string& model, const std::string& dataset, const std::string& label,
+             nlohmann::ordered_json extra = nlohmann::ordered_json::object());
+
+ private:
+  const Flags& f_;
+  Device device_;
+  std::size_t baseline_bytes_;
+  std::vector<double> test_, valid_, train_, epoch_ms_, seconds_;
+  gnn::TrainResult first_run_;
+};
+
 // The tasks; each returns the exit status.
 int run_node_task(const Flags& f);
 // --sampled: GraphSAGE on BatchPipeline minibatches, --runs seeded runs of the loaded data.

@@ -123,10 +123,7 @@ int run_node_task(const Flags& f) {
                                                      : MessageForm::Fused;
   set_deterministic(f.deterministic);
 
-  std::vector<double> test, valid, train, epoch_ms, seconds;
-  TrainResult first_run;
-  reset_peak_memory(device);
-  const std::size_t baseline_bytes = memory_stats(device).current_bytes;
+  NodeRuns runs(f, device);
   for (int64_t r = 0; r < f.runs; ++r) {
     const uint64_t seed = f.seed + static_cast<uint64_t>(r);
     Generator generator(seed);
@@ -148,33 +145,48 @@ int run_node_task(const Flags& f) {
     // write never loses the results.
     Trainer trainer(*model, data, options);
     TrainResult result = trainer.fit();
-    test.push_back(result.test_acc);
-    valid.push_back(result.best_valid_acc);
-    train.push_back(result.train_acc);
-    epoch_ms.push_back(result.epoch_ms_median);
-    seconds.push_back(result.total_seconds);
     std::printf("run %lld/%lld (seed %llu): test %.2f %%  valid %.2f %%  (best epoch %lld)  %.3f ms/epoch  %.2f s\n",
                 static_cast<long long>(r + 1), static_cast<long long>(f.runs), static_cast<unsigned long long>(seed),
                 100 * result.test_acc, 100 * result.best_valid_acc, static_cast<long long>(result.best_epoch),
                 result.epoch_ms_median, result.total_seconds);
-    if (r == 0) first_run = std::move(result);
+    runs.add(std::move(result));
   }
-  const double ms_median = median(epoch_ms);
+  return runs.finish(to_string(config.kind), dataset.name, to_string(config.kind));
+}
+
+NodeRuns::NodeRuns(const Flags& f, Device device) : f_(f), device_(device) {
+  reset_peak_memory(device);
+  baseline_bytes_ = memory_stats(device).current_bytes;
+}
+
+void NodeRuns::add(TrainResult result) {
+  test_.push_back(result.test_acc);
+  valid_.push_back(result.best_valid_acc);
+  train_.push_back(result.train_acc);
+  epoch_ms_.push_back(result.epoch_ms_median);
+  seconds_.push_back(result.total_seconds);
+  if (test_.size() == 1) first_run_ = std::move(result);
+}
+
+int NodeRuns::finish(const std::string& model, const std::string& dataset, const std::string& label,
+                     nlohmann::ordered_json extra) {
+  const double ms_median = median(epoch_ms_);
   std::printf("\n%s on %s: test accuracy %.2f ± %.2f %% over %lld run(s) (valid %.2f %%), %.3f ms/epoch (median), "
               "%.2f s per run\n",
-              to_string(config.kind), dataset.name.c_str(), 100 * mean(test), 100 * stddev(test),
-              static_cast<long long>(f.runs), 100 * mean(valid), ms_median, mean(seconds));
-  const double peak_mb = static_cast<double>(memory_stats(device).peak_bytes - baseline_bytes) / 1e6;
-  std::printf("peak memory during training (beyond the loaded data): %.1f MB on %s\n", peak_mb, device.str().c_str());
+              label.c_str(), dataset.c_str(), 100 * mean(test_), 100 * stddev(test_),
+              static_cast<long long>(test_.size()), 100 * mean(valid_), ms_median, mean(seconds_));
+  const double peak_mb = static_cast<double>(memory_stats(device_).peak_bytes - baseline_bytes_) / 1e6;
+  std::printf("peak memory during training (beyond the loaded data): %.1f MB on %s\n", peak_mb, device_.str().c_str());
   std::fflush(stdout);
 
-  write_run_files(f, first_run, dataset.name);
-  if (!f.json.empty()) {
-    nlohmann::ordered_json out = node_task_json(dataset.name, to_string(config.kind), device.str(), f.runs, test,
-                                                valid, train, ms_median, seconds, f);
+  write_run_files(f_, first_run_, dataset);
+  if (!f_.json.empty()) {
+    nlohmann::ordered_json out = node_task_json(dataset, model, device_.str(), static_cast<int64_t>(test_.size()),
+                                                test_, valid_, train_, ms_median, seconds_, f_);
+    for (const auto& [key, value] : extra.items()) out[key] = value;
     out["peak_training_memory_mb"] = peak_mb;
-    cli::write_json_file(f.json, out);
-    std::printf("final metrics: %s\n", f.json.c_str());
+    cli::write_json_file(f_.json, out);
+    std::printf("final metrics: %s\n", f_.json.c_str());
   }
   return 0;
 }

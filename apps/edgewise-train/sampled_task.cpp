@@ -4,10 +4,8 @@
 #include <sstream>
 
 #include "app.hpp"
-#include "edgewise/cli/json_file.hpp"
 #include "edgewise/gnn/nn/minibatch_sage.hpp"
 #include "edgewise/gnn/train/minibatch_trainer.hpp"
-#include "edgewise/kernels/common/memory.hpp"
 
 namespace edgewise::apps::train {
 
@@ -26,10 +24,7 @@ int run_sampled_node_runs(const Flags& f, const Dataset& dataset, const TrainDat
   config.sage_aggregator = parse_sage_aggregator(f.sage_aggr);
   const int64_t batch_size = f.has("--batch-size") ? f.batch_size : 512;
 
-  std::vector<double> test, valid, train, epoch_ms, seconds;
-  TrainResult first_run;
-  reset_peak_memory(device);
-  const std::size_t baseline_bytes = memory_stats(device).current_bytes;
+  NodeRuns runs(f, device);
   for (int64_t r = 0; r < f.runs; ++r) {
     const uint64_t seed = f.seed + static_cast<uint64_t>(r);
     Generator generator(seed);
@@ -57,37 +52,14 @@ int run_sampled_node_runs(const Flags& f, const Dataset& dataset, const TrainDat
     }
     MiniBatchTrainer trainer(model, data, options);
     MiniBatchTrainResult result = trainer.fit();
-    test.push_back(result.test_acc);
-    valid.push_back(result.best_valid_acc);
-    train.push_back(result.train_acc);
-    epoch_ms.push_back(result.epoch_ms_median);
-    seconds.push_back(result.total_seconds);
     std::printf("run %lld/%lld (seed %llu): test %.2f %%  valid %.2f %%  (best epoch %lld)  %.1f batches/s, "
                 "%.0f %% of training waiting for batches  %.2f s\n",
                 static_cast<long long>(r + 1), static_cast<long long>(f.runs), static_cast<unsigned long long>(seed),
                 100 * result.test_acc, 100 * result.best_valid_acc, static_cast<long long>(result.best_epoch),
                 result.batches_per_second, 100 * result.sampling_fraction, result.total_seconds);
-    if (r == 0) first_run = std::move(result);
+    runs.add(std::move(result));
   }
-  const double ms_median = median(epoch_ms);
-  std::printf("\nGraphSAGE (sampled %s) on %s: test accuracy %.2f ± %.2f %% over %lld run(s) (valid %.2f %%), "
-              "%.3f ms/epoch (median), %.2f s per run\n",
-              f.sampled.c_str(), dataset.name.c_str(), 100 * mean(test), 100 * stddev(test),
-              static_cast<long long>(f.runs), 100 * mean(valid), ms_median, mean(seconds));
-  const double peak_mb = static_cast<double>(memory_stats(device).peak_bytes - baseline_bytes) / 1e6;
-  std::printf("peak memory during training (beyond the loaded data): %.1f MB on %s\n", peak_mb, device.str().c_str());
-  std::fflush(stdout);
-
-  write_run_files(f, first_run, dataset.name);
-  if (!f.json.empty()) {
-    nlohmann::ordered_json out =
-        node_task_json(dataset.name, "graphsage", device.str(), f.runs, test, valid, train, ms_median, seconds, f);
-    out["sampled"] = f.sampled;
-    out["peak_training_memory_mb"] = peak_mb;
-    cli::write_json_file(f.json, out);
-    std::printf("final metrics: %s\n", f.json.c_str());
-  }
-  return 0;
+  return runs.finish("graphsage", dataset.name, "GraphSAGE (sampled " + f.sampled + ")", {{"sampled", f.sampled}});
 }
 
 }  // namespace edgewise::apps::train
