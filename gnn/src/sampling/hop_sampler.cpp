@@ -312,7 +312,8 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
       } else {  // weighted, without replacement: the `count` largest keys log(u) / w
         std::vector<double>& keys = scratch.keys_;
         keys.resize(static_cast<size_t>(d));
-        std::vector<int64_t> order(static_cast<size_t>(d));
+        std::vector<int64_t>& order = scratch.order_;
+        order.resize(static_cast<size_t>(d));
         for (int64_t j = 0; j < d; ++j) {
           const double u = uniform_draw(seed, hop_stream, node, static_cast<uint64_t>(j));
           keys[j] = std::log(u > 0 ? u : 0x1.0p-60) / weight[position(j)];
