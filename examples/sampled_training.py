@@ -88,7 +88,9 @@ def main(argv=None):
     p.add_argument("--runs", type=int, default=10, help="seeds per mode")
     p.add_argument("--epochs", type=int, default=100)
     p.add_argument("--fanouts", default="15,10", help="neighbours per hop from the seeds")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=1024,
+                   help="seeds per batch (default: the whole training set of these datasets, so both modes take "
+                        "the same optimizer steps and only the sampling differs)")
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--weight-decay", type=float, default=5e-4)
