@@ -425,13 +425,21 @@ class SAGEConv(MessagePassingHooks, torch.nn.Module):
         else:
             out = self.lin_l(_module_aggregate(self.aggr_module, m, x_src))
         if self.root_weight and m.root is not None:
-            out = out + self.lin_r(m.root)
+            out = _add_linear(out, self.lin_r, m.root)
         if self.normalize:
             out = F.normalize(out, p=2.0, dim=-1)
         return out
 
     def __repr__(self):
         return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, aggr={self.aggr})"
+
+
+def _add_linear(out: Tensor, lin: torch.nn.Module, x: Tensor) -> Tensor:
+    """out + lin(x) for a bias-free linear layer: one GEMM accumulating into out
+    (addmm) rather than a product and an add, each a fresh [N, C] tensor."""
+    if type(lin) is torch.nn.Linear and lin.bias is None and out.dim() == 2 and x.dim() == 2:
+        return torch.addmm(out, x, lin.weight.t())
+    return out + lin(x)
 
 
 class GINConv(MessagePassingHooks, torch.nn.Module):
