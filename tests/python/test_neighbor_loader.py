@@ -470,3 +470,13 @@ def test_replaced_attributes_are_read_on_the_next_pass():
     again = next(iter(loader))
     assert torch.equal(again.x, data["x"][again.n_id])
     assert torch.equal(again.z, again.n_id)
+
+
+def test_no_input_nodes_is_an_empty_epoch_and_one_seed_works():
+    data = _graph(25)
+    empty = NeighborLoader(data, num_neighbors=[3], input_nodes=torch.zeros(N, dtype=torch.bool))
+    assert len(empty) == 0 and list(empty) == []
+    one = list(NeighborLoader(data, num_neighbors=[-1], input_nodes=torch.tensor([0]), batch_size=7))
+    assert len(one) == 1 and one[0].batch_size == 1 and one[0].n_id[0] == 0
+    fields = data if isinstance(data, dict) else dict(data.items())
+    assert one[0].e_id.numel() == int((fields["edge_index"][1] == 0).sum())  # node 0 is the hub: every in-edge
