@@ -480,3 +480,16 @@ def test_no_input_nodes_is_an_empty_epoch_and_one_seed_works():
     assert len(one) == 1 and one[0].batch_size == 1 and one[0].n_id[0] == 0
     fields = data if isinstance(data, dict) else dict(data.items())
     assert one[0].e_id.numel() == int((fields["edge_index"][1] == 0).sum())  # node 0 is the hub: every in-edge
+
+
+def test_edge_level_time_needs_input_time():
+    data = _graph(26)
+    data["t"] = torch.arange(E)
+    with pytest.raises(ValueError, match="input_time"):
+        NeighborLoader(data, num_neighbors=[2], time_attr="t")
+    loader = NeighborLoader(data, num_neighbors=[2, 2], time_attr="t", input_nodes=torch.arange(10),
+                            input_time=torch.full((10,), 400), batch_size=5)
+    fields = data if isinstance(data, dict) else dict(data.items())
+    for batch in loader:
+        assert bool((fields["t"][batch.e_id] <= 400).all())
+        assert torch.equal(batch.seed_time, torch.full((5,), 400))

@@ -96,6 +96,8 @@ BatchPipeline::BatchPipeline(std::shared_ptr<const CscGraph> graph, HopSamplerOp
              " entries, one per input node (got ", input_time_.size(), ")");
   EW_REQUIRE(input_time_.empty() || graph_->view().temporal(), kOp,
              ": input_time needs node_time or edge_time (temporal sampling)");
+  EW_REQUIRE(!graph_->view().temporal() || !input_time_.empty() || !graph_->node_time.empty(), kOp,
+             ": sampling by edge time needs input_time (the seeds' times)");
   int64_t max_edge_id = -1;
   for (int64_t id : graph_->edge_id) max_edge_id = std::max(max_edge_id, id);
   for (size_t t = 0; t < node_tables_.size(); ++t) {
