@@ -298,8 +298,9 @@ class BatchPipeline:
     edge_tables=[], replace=False, directed=True, disjoint=False,
     temporal_strategy='uniform', batch_size=1, shuffle=False, drop_last=False, seed=0,
     num_threads=1, queue_depth=4). start_epoch(epoch); next() -> dict (the sample as in
-    HopSampler.sample, plus index, input_id, node_rows / edge_rows: each table's rows of
-    node / edge, as DLPack capsules) or None at the epoch's end; stop().
+    HopSampler.sample, plus index, input_id, edge_index [2, m] (row over col), node_rows /
+    edge_rows: each table's rows of node / edge, as DLPack capsules) or None at the
+    epoch's end; stop().
     """
     def __init__(self, graph: CscGraph, num_neighbors: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], input_nodes: typing.Any, input_time: typing.Any = None, node_tables: list = [], edge_tables: list = [], replace: bool = False, directed: bool = True, disjoint: bool = False, temporal_strategy: str = 'uniform', batch_size: typing.SupportsInt | typing.SupportsIndex = 1, shuffle: bool = False, drop_last: bool = False, seed: typing.SupportsInt | typing.SupportsIndex = 0, num_threads: typing.SupportsInt | typing.SupportsIndex = 1, queue_depth: typing.SupportsInt | typing.SupportsIndex = 4) -> None:
         ...

@@ -113,8 +113,14 @@ struct PyBatchPipeline {
         throw py::error_already_set();
       }
     }
+    const int64_t m = static_cast<int64_t>(batch.subgraph.row.size());
     py::dict d = subgraph_dict(std::move(batch.subgraph), disjoint);
     d["index"] = batch.index;
+    {
+      auto keep = std::make_shared<std::vector<int64_t>>(std::move(batch.edge_index));
+      void* data = keep->data();
+      d["edge_index"] = host_dlpack(keep, data, {2, m}, kInt64);
+    }
     d["input_id"] = export_vector(std::move(batch.input_id));
     const auto tables = [](std::vector<std::shared_ptr<gnn::HostBuffer>>& rows, const std::vector<TableInfo>& info) {
       py::list out;
@@ -241,8 +247,9 @@ BatchPipeline(graph, num_neighbors, input_nodes, input_time=None, node_tables=[]
 edge_tables=[], replace=False, directed=True, disjoint=False,
 temporal_strategy='uniform', batch_size=1, shuffle=False, drop_last=False, seed=0,
 num_threads=1, queue_depth=4). start_epoch(epoch); next() -> dict (the sample as in
-HopSampler.sample, plus index, input_id, node_rows / edge_rows: each table's rows of
-node / edge, as DLPack capsules) or None at the epoch's end; stop().)doc")
+HopSampler.sample, plus index, input_id, edge_index [2, m] (row over col), node_rows /
+edge_rows: each table's rows of node / edge, as DLPack capsules) or None at the
+epoch's end; stop().)doc")
       .def(py::init([](const PyCscGraph& graph, std::vector<int64_t> num_neighbors, const py::object& input_nodes,
                        const py::object& input_time, const py::list& node_tables, const py::list& edge_tables,
                        bool replace, bool directed, bool disjoint, const std::string& temporal_strategy,
@@ -259,6 +266,7 @@ node / edge, as DLPack capsules) or None at the epoch's end; stop().)doc")
              o.seed = seed;
              o.num_threads = num_threads;
              o.queue_depth = queue_depth;
+             o.edge_index = true;
              out->disjoint = disjoint;
              out->pipeline = std::make_unique<BatchPipeline>(
                  graph.graph, sampler_options(std::move(num_neighbors), replace, directed, disjoint, temporal_strategy),

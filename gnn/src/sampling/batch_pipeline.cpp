@@ -197,6 +197,13 @@ SampledBatch BatchPipeline::make(int64_t b, HopSamplerScratch& scratch) const {
     for (size_t i = 0; i < seeds.size(); ++i) times[i] = input_time_[batch.input_id[i]];
   }
   batch.subgraph = sampler_.sample(seeds, times, options_.seed, (epoch_ << 32) | static_cast<uint64_t>(b), scratch);
+  if (options_.edge_index) {
+    const std::vector<int64_t>& row = batch.subgraph.row;
+    const std::vector<int64_t>& col = batch.subgraph.col;
+    batch.edge_index.resize(row.size() + col.size());
+    std::copy(row.begin(), row.end(), batch.edge_index.begin());
+    std::copy(col.begin(), col.end(), batch.edge_index.begin() + static_cast<std::ptrdiff_t>(row.size()));
+  }
   for (const RowTable& table : node_tables_) batch.node_rows.push_back(gather_rows(*pool_, table, batch.subgraph.node));
   for (const RowTable& table : edge_tables_) batch.edge_rows.push_back(gather_rows(*pool_, table, batch.subgraph.edge));
   return batch;

@@ -139,15 +139,14 @@ class NeighborLoader:
     def _batch(self, out: Dict[str, Any]) -> Any:
         node = torch.from_dlpack(out["node"])
         edge = torch.from_dlpack(out["edge"])
-        row = torch.from_dlpack(out["row"])
-        col = torch.from_dlpack(out["col"])
         input_id = torch.from_dlpack(out["input_id"])
         fields: Dict[str, Any] = dict(self.source.other)
         for key, capsule in zip(self.source.node_keys, out["node_rows"]):
             fields[key] = torch.from_dlpack(capsule)
         for key, capsule in zip(self.source.edge_keys, out["edge_rows"]):
             fields[key] = torch.from_dlpack(capsule)
-        fields["edge_index"] = torch.stack([row, col])
+        # Built on the sampling thread: a torch op here would compete with it for the cores.
+        fields["edge_index"] = torch.from_dlpack(out["edge_index"])
         if self.source.has_num_nodes:
             fields["num_nodes"] = node.numel()
         fields["n_id"] = node

@@ -62,6 +62,9 @@ struct SampledBatch {
   // edge_tables[t]'s rows of subgraph.edge.
   std::vector<std::shared_ptr<HostBuffer>> node_rows;
   std::vector<std::shared_ptr<HostBuffer>> edge_rows;
+  // With BatchPipelineOptions::edge_index: subgraph.row then subgraph.col, one [2, m]
+  // block (PyG's edge_index), made on the sampling thread.
+  std::vector<int64_t> edge_index;
 };
 
 struct BatchPipelineOptions {
@@ -71,6 +74,7 @@ struct BatchPipelineOptions {
   uint64_t seed = 0;     // with the epoch, fixes the order and every draw
   int num_threads = 1;   // sampling threads
   int queue_depth = 4;   // batches sampled ahead of the consumer, at most
+  bool edge_index = false;  // also deliver SampledBatch::edge_index
 };
 
 // Epoch e's batches: the inputs in order (or shuffled by Philox(seed, e)), cut into
