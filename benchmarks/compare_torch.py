@@ -14,6 +14,10 @@ where it is not, says so and exits 0. PyTorch is never a build or CI dependency.
     ... --filter pyg_accelerate [--pyg-nodes N --pyg-edges E --pyg-epochs K --pyg-models gcn,... --pyg-table-large]
                                (PyG's own layers / models with and without edgewise.torch.pyg.accelerate();
                                 compare_pyg_accelerate.py)
+    ... --filter hetero [--hetero-rows N --hetero-types 8,64,512 --hetero-nodes N --hetero-edges E
+                         --hetero-papers P --hetero-parts matmul,rgcn,to_hetero --hetero-accuracy-runs R]
+                        (segment_matmul / grouped_matmul vs torch.matmul loops; PyG RGCNConv and
+                         to_hetero(SAGE) with and without accelerate(); compare_hetero.py)
     ... --filter dgl   (DGL's copy_u_sum / copy_u_max and GraphConv GCN; needs dgl, e.g. in its own venv:
                         python3 -m venv V && V/bin/pip install dgl==2.1.0 torch==2.2.1 torchdata==0.7.1 pandas "numpy<2")
 """
@@ -175,7 +179,38 @@ def main():
     pyg.add_argument("--pyg-epochs", type=int, default=PYG_OPTIONS["epochs"], help="timed epochs per model and way")
     pyg.add_argument("--pyg-models", default=PYG_OPTIONS["models"], help="comma list of models")
     pyg.add_argument("--pyg-table-large", action="store_true", help="the layer table at the R-MAT size too")
+    het = parser.add_argument_group("hetero section (typed matmuls; PyG RGCNConv / to_hetero with and without "
+                                    "accelerate())")
+    het.add_argument("--hetero-rows", type=int, default=HETERO_OPTIONS["rows"], help="segment_matmul rows")
+    het.add_argument("--hetero-types", default=HETERO_OPTIONS["types"], help="comma list of type counts")
+    het.add_argument("--hetero-nodes", type=int, default=HETERO_OPTIONS["nodes"], help="RGCN R-MAT nodes")
+    het.add_argument("--hetero-edges", type=int, default=HETERO_OPTIONS["edges"], help="RGCN R-MAT edges")
+    het.add_argument("--hetero-papers", type=int, default=HETERO_OPTIONS["papers"],
+                     help="papers of the mag-shaped graph (to_hetero)")
+    het.add_argument("--hetero-epochs", type=int, default=HETERO_OPTIONS["epochs"], help="timed epochs each way")
+    het.add_argument("--hetero-parts", default=HETERO_OPTIONS["parts"], help="comma list of matmul, rgcn, to_hetero")
+    het.add_argument("--hetero-accuracy-runs", type=int, default=HETERO_OPTIONS["accuracy_runs"],
+                     help="seeds per model for the accuracy comparison (0: skip)")
+    het.add_argument("--hetero-accuracy-papers", type=int, default=HETERO_OPTIONS["accuracy_papers"],
+                     help="papers of the accuracy graph")
+    het.add_argument("--hetero-accuracy-epochs", type=int, default=HETERO_OPTIONS["accuracy_epochs"],
+                     help="training epochs per accuracy run")
     args = parser.parse_args()
+    for key in ("rows", "nodes", "edges", "papers", "epochs", "accuracy_papers", "accuracy_epochs"):
+        if getattr(args, "hetero_" + key) < 1:
+            parser.error(f"--hetero-{key.replace('_', '-')} must be positive (got {getattr(args, 'hetero_' + key)})")
+    if args.hetero_accuracy_runs < 0:
+        parser.error(f"--hetero-accuracy-runs must be >= 0 (got {args.hetero_accuracy_runs})")
+    try:
+        if any(int(t) < 1 for t in args.hetero_types.split(",")):
+            raise ValueError
+    except ValueError:
+        parser.error(f"--hetero-types takes a comma list of positive type counts (got {args.hetero_types!r})")
+    if any(p not in ("matmul", "rgcn", "to_hetero") for p in args.hetero_parts.split(",")):
+        parser.error(f"--hetero-parts takes a comma list of matmul, rgcn, to_hetero (got {args.hetero_parts!r})")
+    HETERO_OPTIONS.update({key: getattr(args, "hetero_" + key) for key in (
+        "rows", "types", "nodes", "edges", "papers", "epochs", "parts", "accuracy_runs", "accuracy_papers",
+        "accuracy_epochs")})
     for key in ("nodes", "edges", "epochs"):
         if getattr(args, "pyg_" + key) < 1:
             parser.error(f"--pyg-{key} must be positive (got {getattr(args, 'pyg_' + key)})")
@@ -751,9 +786,11 @@ def dgl_cases(rng, repeats, records, name_filter):
 
 from compare_torch_scatter_api import scatter_api_cases  # noqa: E402  (the section lives in its own file)
 from compare_pyg_accelerate import OPTIONS as PYG_OPTIONS, pyg_accelerate_cases  # noqa: E402
+from compare_hetero import OPTIONS as HETERO_OPTIONS, hetero_cases  # noqa: E402
 
 SECTIONS = [segment_cases, scatter_cases, sort_rle_offsets_cases, segment_tree_cases, gcn_epoch_cases, galloping_cases, spmm_cases,
-            torch_nn_cases, gat_epoch_cases, dgl_cases, scatter_api_cases, pyg_accelerate_cases]
+            torch_nn_cases, gat_epoch_cases, dgl_cases, scatter_api_cases, pyg_accelerate_cases,
+            hetero_cases]
 
 if __name__ == "__main__":
     sys.exit(main())

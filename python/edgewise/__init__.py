@@ -43,6 +43,7 @@ from ._edgewise import (  # noqa: F401
     sddmm_add,
     sddmm_dot,
 )
+from ._edgewise import grouped_matmul, segment_matmul, segment_matmul_weight_grad  # noqa: F401
 from ._edgewise import (  # noqa: F401
     LayerwiseSampler,
     NeighborSampler,
@@ -50,9 +51,11 @@ from ._edgewise import (  # noqa: F401
 )
 from ._edgewise import load_graph_dataset, train_graph_classifier  # noqa: F401
 from ._training import TrainResult, train
+from . import hetero  # noqa: E402  (NumPy only: the mag-shaped generator, the .npz layout)
 
 __all__ = [
     "__version__",
+    "hetero",
     "cuda_built",
     "cuda_device_count",
     "empty_host_cache",
@@ -84,6 +87,9 @@ __all__ = [
     "edge_softmax_backward",
     "sddmm_add",
     "sddmm_dot",
+    "grouped_matmul",
+    "segment_matmul",
+    "segment_matmul_weight_grad",
     "LayerwiseSampler",
     "NeighborSampler",
     "SeedSampler",

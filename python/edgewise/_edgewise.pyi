@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['BatchPipeline', 'CscGraph', 'DataFileError', 'DeviceArray', 'Graph', 'HopSampler', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_logsumexp', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['BatchPipeline', 'CscGraph', 'DataFileError', 'DeviceArray', 'Graph', 'HopSampler', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'grouped_matmul', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_logsumexp', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_matmul', 'segment_matmul_weight_grad', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -409,6 +409,13 @@ def galloping_search(values: typing.Any, queries: typing.Any, segments: typing.A
     read without a copy when C-contiguous); CUDA tensors are not taken here (ValueError
     naming the argument: move them to the CPU first).
     """
+def grouped_matmul(inputs: collections.abc.Sequence, others: collections.abc.Sequence, *, transpose_a: bool = False, transpose_b: bool = False, stream: typing.Any = None) -> typing.Any:
+    """
+    Independent products in one call: out[i] = op(inputs[i]) @ op(others[i]).
+    
+    inputs, others: sequences of one length of 2-D float32 or float64 arrays, one dtype and
+    device; op transposes when transpose_a / transpose_b. Returns a list of outputs.
+    """
 def host_buffer(nbytes: typing.SupportsInt | typing.SupportsIndex) -> numpy.ndarray:
     """
     An uninitialised uint8 NumPy array of nbytes (64-byte aligned) from Edgewise's host
@@ -639,6 +646,22 @@ def sddmm_dot(offsets: typing.Any, indices: typing.Any, x: typing.Any, y: typing
     dtype; results come back in the caller's framework. stream (keyword): the CUDA
     stream to run on instead of the caller's current one (as in spmm). Bad input raises
     ValueError naming the argument.
+    """
+def segment_matmul(x: typing.Any, ptr: typing.Any, weight: typing.Any, *, transpose_weight: bool = False, stream: typing.Any = None) -> typing.Any:
+    """
+    Typed matrix product: out[r] = x[r] @ weight[t] for r in ptr[t]:ptr[t+1].
+    
+    x: float32 or float64 [N, K]. ptr: host integer array [T + 1] (ptr[0] == 0,
+    nondecreasing, ptr[T] == N). weight: [T, K, M] of x's dtype ([T, M, K] with
+    transpose_weight, which multiplies by weight[t]^T: the input gradient).
+    Returns out [N, M] on x's device.
+    """
+def segment_matmul_weight_grad(x: typing.Any, ptr: typing.Any, grad_out: typing.Any, *, stream: typing.Any = None) -> typing.Any:
+    """
+    The weight gradient of segment_matmul: grad_weight[t] = x[ptr[t]:ptr[t+1]]^T @ grad_out[ptr[t]:ptr[t+1]].
+    
+    x: [N, K], grad_out: [N, M] of x's dtype, ptr as in segment_matmul.
+    Returns grad_weight [T, K, M] (zeros for a type without rows).
     """
 def segment_reduce(values: typing.Any, offsets: typing.Any, op: str = 'sum', return_arg: bool = False, *, stream: typing.Any = None) -> typing.Any:
     """

@@ -25,6 +25,7 @@ void register_samplers(py::module_& m);
 void register_loader(py::module_& m);
 void register_dropout(py::module_& m);
 void register_sddmm(py::module_& m);
+void register_segment_matmul(py::module_& m);
 void register_edge_softmax(py::module_& m);
 void register_graph_classification(py::module_& m);
 void register_reorder(py::module_& m);
@@ -54,6 +55,7 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_loader(m);
   edgewise::python::register_dropout(m);
   edgewise::python::register_sddmm(m);
+  edgewise::python::register_segment_matmul(m);
   edgewise::python::register_edge_softmax(m);
   edgewise::python::register_graph_classification(m);
   edgewise::python::register_reorder(m);

@@ -48,6 +48,16 @@ def call(name, *args, device=None, **kwargs):
     return result.to(device)
 
 
+def call_list(name, *args, **kwargs):
+    """call() for bindings that take sequences of tensors and return a list of arrays."""
+
+    def convert(value):
+        return [to_engine(v) for v in value] if isinstance(value, (list, tuple)) else to_engine(value)
+
+    fn = getattr(_edgewise, name)
+    return [from_engine(r) for r in fn(*(convert(a) for a in args), **{k: convert(v) for k, v in kwargs.items()})]
+
+
 def has_binding(name):
     return hasattr(_edgewise, name)
 

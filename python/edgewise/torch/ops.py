@@ -36,6 +36,7 @@ from ._segment_csr import (  # noqa: F401
     segment_sum_csr,
 )
 from ._spmm import CSR, spmm, spmm_csr  # noqa: F401
+from ._typed_matmul import grouped_matmul, segment_matmul  # noqa: F401
 
 # torch_scatter's public names (its __all__ without the module and __version__).
 TORCH_SCATTER_API = (
@@ -46,4 +47,4 @@ TORCH_SCATTER_API = (
 )
 
 __all__ = list(TORCH_SCATTER_API) + ["CSR", "attention_aggregate", "edge_softmax", "sddmm_add", "sddmm_dot",
-                                     "spmm", "spmm_csr"]
+                                     "grouped_matmul", "segment_matmul", "spmm", "spmm_csr"]

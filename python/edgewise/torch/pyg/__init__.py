@@ -19,6 +19,11 @@ and in modules loaded later through ``torch_geometric.utils``):
   message + aggregation runs as one fused gather-reduce over a CSR built once per
   graph (cached by contents, never served for another graph); see ``_propagate``.
 
+- ``HeteroLinear``, ``HeteroDictLinear`` and ``RGCNConv`` (``forward``): typed
+  products as one ``segment_matmul`` / ``grouped_matmul`` call, RGCNConv's
+  per-relation aggregation as one dense product and one fused gather-reduce
+  (``_hetero``); ``to_hetero`` / ``HeteroConv`` models follow through the layers they
+  hold.
 - ``torch_geometric.sampler.NeighborSampler._sample`` for homogeneous graphs: PyG's
   own ``NeighborLoader`` / ``LinkNeighborLoader`` sample on Edgewise's HopSampler
   (pyg-lib's semantics), so they run where neither pyg-lib nor torch-sparse is
@@ -35,7 +40,7 @@ import sys
 import threading
 import warnings
 
-from . import _functional, _propagate, _sampler
+from . import _functional, _hetero, _propagate, _sampler
 
 # PyG releases this was tested with (major.minor: 2.6.1 and 2.7.0 by tools/test_pyg_versions.sh,
 # 2.8.1 in CI); others get a warning and no change.
@@ -154,6 +159,15 @@ def accelerate() -> bool:
 
         for flag in _sampler.SAMPLING_FEATURES:  # weighted and edge-time sampling: HopSampler has both
             _set(pyg_typing, flag, getattr(pyg_typing, flag, False), True)
+        # Typed layers: one segment_matmul / grouped_matmul / fused relational aggregation.
+        from torch_geometric.nn.conv import RGCNConv
+        from torch_geometric.nn.dense.linear import HeteroDictLinear, HeteroLinear
+
+        for cls, make in ((HeteroLinear, _hetero.make_hetero_linear_forward),
+                          (HeteroDictLinear, _hetero.make_hetero_dict_linear_forward),
+                          (RGCNConv, _hetero.make_rgcn_forward)):
+            original_forward = cls.__dict__["forward"]
+            _set(cls, "forward", original_forward, make(original_forward))
         _propagate.state.active = True
         return True
 

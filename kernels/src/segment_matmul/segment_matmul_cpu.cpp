@@ -1,0 +1,165 @@
+// The CPU driver of segment_matmul / grouped_matmul: every product is cut into fixed
+// blocks (output rows, or, for a long reduction, rows of the reduced dimension) and
+// the blocks of all products share one dynamic loop, so a thousand small types cost
+// one thread team, not a thousand. Each block is one single-thread Eigen product.
+// Compiled once per ISA level (kernels/CMakeLists.txt).
+
+#ifndef EW_CPU_ISA_NS
+#define EW_CPU_ISA_NS isa_baseline
+#define EW_CPU_ISA_LEVEL 0
+#endif
+// Eigen's templates get a namespace of their own per ISA level (and apart from the
+// engine's copies, built with other flags), so the linker never merges an AVX-512
+// instantiation into the baseline copy.
+#define EW_EIGEN_CONCAT_(a, b) a##b
+#define EW_EIGEN_CONCAT(a, b) EW_EIGEN_CONCAT_(a, b)
+#define Eigen EW_EIGEN_CONCAT(Eigen_kernels_, EW_CPU_ISA_NS)
+// The blocks are the parallelism; Eigen must not start threads of its own inside them.
+#define EIGEN_DONT_PARALLELIZE
+// GCC 12 reports false "may be used uninitialized" inside Eigen's AVX-512 packing.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "segment_matmul/segment_matmul_backends.hpp"
+
+namespace edgewise::segment_matmul_detail {
+namespace EW_CPU_ISA_NS {
+
+namespace {
+
+template <class T>
+using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using ConstMap = Eigen::Map<const RowMajor<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+template <class T>
+using Map = Eigen::Map<RowMajor<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+
+// A block's work in multiply-adds: small enough that T = 1 still splits across the
+// threads, large enough that Eigen's packing is amortised.
+constexpr int64_t kBlockWork = int64_t{1} << 18;
+constexpr int64_t kMinBlockRows = 16;
+constexpr int64_t kMaxBlockRows = 2048;
+// A reduction longer than this (a weight gradient's rows) is split into blocks of it.
+constexpr int64_t kReduceBlock = 4096;
+
+// One unit of the shared loop: rows [r0, r1) of gemm g's output, or, with partial >= 0,
+// the reduction slice [r0, r1) of g written to partials[partial].
+struct Block {
+  int64_t gemm;
+  int64_t r0;
+  int64_t r1;
+  int64_t partial;  // -1: writes the output directly
+};
+
+// op(a) rows [r0, r1) as a [r1 - r0, k] expression; a stored [m, k] or [k, m].
+template <class T>
+auto op_a_rows(const Gemm<T>& g, int64_t r0, int64_t r1) {
+  return g.trans_a ? ConstMap<T>(g.a + r0, g.k, r1 - r0, Eigen::OuterStride<>(g.m))
+                   : ConstMap<T>(g.a + r0 * g.k, r1 - r0, g.k, Eigen::OuterStride<>(g.k));
+}
+
+// The reduction slice [k0, k1) of op(a) ([m, k1 - k0], columns) and op(b) (rows).
+template <class T>
+void product_slice(const Gemm<T>& g, int64_t k0, int64_t k1, T* out) {
+  const int64_t kb = k1 - k0;
+  Map<T> c(out, g.m, g.n, Eigen::OuterStride<>(g.n));
+  const ConstMap<T> a = g.trans_a ? ConstMap<T>(g.a + k0 * g.m, kb, g.m, Eigen::OuterStride<>(g.m))
+                                  : ConstMap<T>(g.a + k0, g.m, kb, Eigen::OuterStride<>(g.k));
+  const ConstMap<T> b = g.trans_b ? ConstMap<T>(g.b + k0, g.n, kb, Eigen::OuterStride<>(g.k))
+                                  : ConstMap<T>(g.b + k0 * g.n, kb, g.n, Eigen::OuterStride<>(g.n));
+  if (g.trans_a && g.trans_b) c.noalias() = a.transpose() * b.transpose();
+  else if (g.trans_a) c.noalias() = a.transpose() * b;
+  else if (g.trans_b) c.noalias() = a * b.transpose();
+  else c.noalias() = a * b;
+}
+
+template <class T>
+void product_rows(const Gemm<T>& g, int64_t r0, int64_t r1) {
+  Map<T> c(g.c + r0 * g.n, r1 - r0, g.n, Eigen::OuterStride<>(g.n));
+  const auto a = op_a_rows(g, r0, r1);
+  const ConstMap<T> b = g.trans_b ? ConstMap<T>(g.b, g.n, g.k, Eigen::OuterStride<>(g.k))
+                                  : ConstMap<T>(g.b, g.k, g.n, Eigen::OuterStride<>(g.n));
+  if (g.trans_a && g.trans_b) c.noalias() = a.transpose() * b.transpose();
+  else if (g.trans_a) c.noalias() = a.transpose() * b;
+  else if (g.trans_b) c.noalias() = a * b.transpose();
+  else c.noalias() = a * b;
+}
+
+}  // namespace
+
+template <class T>
+void grouped_gemm_cpu(std::span<const Gemm<T>> gemms) {
+  std::vector<Block> blocks;
+  std::vector<int64_t> partial_gemm;  // partials[p] belongs to gemm partial_gemm[p]
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    const Gemm<T>& g = gemms[i];
+    const auto gi = static_cast<int64_t>(i);
+    if (g.m == 0 || g.n == 0) continue;
+    if (g.k == 0) {
+      std::fill(g.c, g.c + g.m * g.n, T(0));
+      continue;
+    }
+    if (g.k > kReduceBlock && g.m * g.n <= kBlockWork) {
+      // A short, wide-reduction product (a weight gradient): split the reduction.
+      for (int64_t k0 = 0; k0 < g.k; k0 += kReduceBlock) {
+        blocks.push_back({gi, k0, std::min(g.k, k0 + kReduceBlock), static_cast<int64_t>(partial_gemm.size())});
+        partial_gemm.push_back(gi);
+      }
+      continue;
+    }
+    const int64_t rows = std::clamp(kBlockWork / std::max<int64_t>(1, g.k * g.n), kMinBlockRows, kMaxBlockRows);
+    for (int64_t r0 = 0; r0 < g.m; r0 += rows) blocks.push_back({gi, r0, std::min(g.m, r0 + rows), -1});
+  }
+  // Partial sums of split reductions, each [m, n] of its gemm, at fixed offsets.
+  std::vector<int64_t> partial_at(partial_gemm.size() + 1, 0);
+  for (std::size_t p = 0; p < partial_gemm.size(); ++p) {
+    const Gemm<T>& g = gemms[static_cast<std::size_t>(partial_gemm[p])];
+    partial_at[p + 1] = partial_at[p] + g.m * g.n;
+  }
+  std::vector<T> partials(static_cast<std::size_t>(partial_at.back()));
+
+  const auto count = static_cast<int64_t>(blocks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (count > 1)
+  for (int64_t i = 0; i < count; ++i) {
+    const Block& blk = blocks[static_cast<std::size_t>(i)];
+    const Gemm<T>& g = gemms[static_cast<std::size_t>(blk.gemm)];
+    if (blk.partial < 0) product_rows(g, blk.r0, blk.r1);
+    else product_slice(g, blk.r0, blk.r1, partials.data() + partial_at[static_cast<std::size_t>(blk.partial)]);
+  }
+  if (partial_gemm.empty()) return;
+
+  // Each split gemm's output = its partials added in block order (fixed by shapes).
+  std::vector<std::pair<int64_t, int64_t>> runs;  // [first partial, last + 1) per gemm
+  for (std::size_t p = 0; p < partial_gemm.size(); ++p) {
+    if (p == 0 || partial_gemm[p] != partial_gemm[p - 1]) runs.emplace_back(static_cast<int64_t>(p), 0);
+    runs.back().second = static_cast<int64_t>(p) + 1;
+  }
+  const auto run_count = static_cast<int64_t>(runs.size());
+#pragma omp parallel for schedule(dynamic, 1) if (run_count > 1)
+  for (int64_t r = 0; r < run_count; ++r) {
+    const auto [first, last] = runs[static_cast<std::size_t>(r)];
+    const Gemm<T>& g = gemms[static_cast<std::size_t>(partial_gemm[static_cast<std::size_t>(first)])];
+    const int64_t size = g.m * g.n;
+    const T* p0 = partials.data() + partial_at[static_cast<std::size_t>(first)];
+    std::copy(p0, p0 + size, g.c);
+    for (int64_t p = first + 1; p < last; ++p) {
+      const T* pp = partials.data() + partial_at[static_cast<std::size_t>(p)];
+#pragma omp simd
+      for (int64_t e = 0; e < size; ++e) g.c[e] += pp[e];
+    }
+  }
+}
+
+template void grouped_gemm_cpu<float>(std::span<const Gemm<float>>);
+#if EW_CPU_ISA_LEVEL == 0  // double: baseline copy only (kIsaDispatchedElement)
+template void grouped_gemm_cpu<double>(std::span<const Gemm<double>>);
+#endif
+
+}  // namespace EW_CPU_ISA_NS
+}  // namespace edgewise::segment_matmul_detail
