@@ -27,6 +27,7 @@
 #ifndef EW_CPU_ISA_NS
 #define EW_CPU_ISA_NS isa_baseline
 #endif
+#include "edgewise/kernels/cpu/row_tile_gemm.hpp"
 
 namespace edgewise::gnn::ops::cpu::EW_CPU_ISA_NS {
 
@@ -39,46 +40,19 @@ constexpr int64_t kTallBlockRows = 4096;
 constexpr int64_t kSmallDim = 256;  // k and n up to this count as "small" (weights)
 constexpr int64_t kMinTallRows = 1024;  // outputs shorter than this go to Eigen
 
+namespace tiles = edgewise::row_tile_gemm::EW_CPU_ISA_NS;
+
 // c[r, :] (= or +=) alpha * a[r, :] @ w for rows [0, rows): a [rows, k] (row stride
-// k), w [k, kWidth] row-major in cache. kRowTile rows at a time share each w load and
-// give the FMA units independent accumulator chains.
+// k), w [k, kWidth] row-major in cache; the register tiles of row_tile_gemm.hpp, one
+// per loop iteration.
 template <int kWidth>
 void tall_times_small(const float* a, int64_t rows, int64_t k, const float* w, float* c, float alpha, bool add) {
-  constexpr int64_t kRowTile = kWidth >= 64 ? 2 : 4;
-  const int64_t tiles = rows / kRowTile;
+  constexpr int64_t kRowTile = tiles::kRowTile<kWidth>;
+  const int64_t tile_count = (rows + kRowTile - 1) / kRowTile;
 #pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tiles + 1; ++t) {
-    const int64_t r0 = t * kRowTile, count = std::min(kRowTile, rows - r0);
-    if (count <= 0) continue;
-    float acc[kRowTile][kWidth] = {};
-    if (count == kRowTile) {
-      for (int64_t p = 0; p < k; ++p) {
-        const float* wp = w + p * kWidth;
-        for (int64_t i = 0; i < kRowTile; ++i) {
-          const float x = a[(r0 + i) * k + p];
-#pragma omp simd
-          for (int j = 0; j < kWidth; ++j) acc[i][j] += x * wp[j];
-        }
-      }
-    } else {
-      for (int64_t i = 0; i < count; ++i) {
-        for (int64_t p = 0; p < k; ++p) {
-          const float x = a[(r0 + i) * k + p];
-#pragma omp simd
-          for (int j = 0; j < kWidth; ++j) acc[i][j] += x * w[p * kWidth + j];
-        }
-      }
-    }
-    for (int64_t i = 0; i < count; ++i) {
-      float* out = c + (r0 + i) * kWidth;
-      if (add) {
-#pragma omp simd
-        for (int j = 0; j < kWidth; ++j) out[j] += alpha * acc[i][j];
-      } else {
-#pragma omp simd
-        for (int j = 0; j < kWidth; ++j) out[j] = alpha * acc[i][j];
-      }
-    }
+  for (int64_t t = 0; t < tile_count; ++t) {
+    const int64_t r0 = t * kRowTile;
+    tiles::tile<kWidth>(a, r0, std::min(kRowTile, rows - r0), k, w, c, alpha, add);
   }
 }
 
@@ -95,7 +69,7 @@ bool tall_times_small_any(const float* a, int64_t rows, int64_t k, const float* 
   }
 }
 
-bool is_tiled_width(int64_t n) { return n == 8 || n == 16 || n == 32 || n == 64 || n == 128; }
+using tiles::is_tiled_width;
 
 // c (+)= alpha * op(a) @ op(b) on the calling thread's Eigen.
 void eigen_product(ConstMap a, bool ta, ConstMap b, bool tb, Map c, float alpha) {

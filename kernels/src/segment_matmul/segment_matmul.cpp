@@ -40,7 +40,7 @@ void validate_ptr(const char* op, VectorView<const int64_t> ptr, int64_t rows) {
 }
 
 template <class T>
-void run(const char* op, std::span<const Gemm<T>> gemms, Context& ctx) {
+void run([[maybe_unused]] const char* op, std::span<const Gemm<T>> gemms, Context& ctx) {
   if (gemms.empty()) return;
   if (ctx.device().is_cpu()) {
     segment_matmul_detail::grouped_gemm_cpu(gemms);

@@ -24,8 +24,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
+#include "edgewise/kernels/cpu/row_tile_gemm.hpp"
 #include "segment_matmul/segment_matmul_backends.hpp"
 
 namespace edgewise::segment_matmul_detail {
@@ -47,6 +49,18 @@ constexpr int64_t kMinBlockRows = 16;
 constexpr int64_t kMaxBlockRows = 2048;
 // A reduction longer than this (a weight gradient's rows) is split into blocks of it.
 constexpr int64_t kReduceBlock = 4096;
+
+namespace tiles = edgewise::row_tile_gemm::EW_CPU_ISA_NS;
+
+// A float product with a small right operand and an output width the register tiles
+// take runs on them (row_tile_gemm.hpp: no packing, so short blocks stay fast); the
+// rest on Eigen.
+constexpr int64_t kTiledMaxK = 256;
+
+template <class T>
+bool tiled(const Gemm<T>& g) {
+  return std::is_same_v<T, float> && !g.trans_a && g.k <= kTiledMaxK && tiles::is_tiled_width(g.n);
+}
 
 // One unit of the shared loop: rows [r0, r1) of gemm g's output, or, with partial >= 0,
 // the reduction slice [r0, r1) of g written to partials[partial].
@@ -80,7 +94,13 @@ void product_slice(const Gemm<T>& g, int64_t k0, int64_t k1, T* out) {
 }
 
 template <class T>
-void product_rows(const Gemm<T>& g, int64_t r0, int64_t r1) {
+void product_rows(const Gemm<T>& g, int64_t r0, int64_t r1, const T* b_untransposed) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (tiled(g)) {
+      tiles::rows_any(g.a, r0, r1, g.k, b_untransposed, g.n, g.c, 1.0f, false);
+      return;
+    }
+  }
   Map<T> c(g.c + r0 * g.n, r1 - r0, g.n, Eigen::OuterStride<>(g.n));
   const auto a = op_a_rows(g, r0, r1);
   const ConstMap<T> b = g.trans_b ? ConstMap<T>(g.b, g.n, g.k, Eigen::OuterStride<>(g.k))
@@ -123,13 +143,31 @@ void grouped_gemm_cpu(std::span<const Gemm<T>> gemms) {
     partial_at[p + 1] = partial_at[p] + g.m * g.n;
   }
   std::vector<T> partials(static_cast<std::size_t>(partial_at.back()));
+  // The tiles read b as [k, n]: a transposed b is copied once per product, not per block.
+  std::vector<int64_t> copy_at(gemms.size() + 1, 0);
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    const Gemm<T>& g = gemms[i];
+    copy_at[i + 1] = copy_at[i] + (tiled(g) && g.trans_b && g.m > 0 ? g.k * g.n : 0);
+  }
+  std::vector<T> b_copies(static_cast<std::size_t>(copy_at.back()));
+  const auto gemm_count = static_cast<int64_t>(gemms.size());
+#pragma omp parallel for schedule(dynamic, 16) if (copy_at.back() > 0)
+  for (int64_t i = 0; i < gemm_count; ++i) {
+    const Gemm<T>& g = gemms[static_cast<std::size_t>(i)];
+    T* dst = b_copies.data() + copy_at[static_cast<std::size_t>(i)];
+    if (copy_at[static_cast<std::size_t>(i) + 1] == copy_at[static_cast<std::size_t>(i)]) continue;
+    for (int64_t p = 0; p < g.k; ++p)
+      for (int64_t j = 0; j < g.n; ++j) dst[p * g.n + j] = g.b[j * g.k + p];
+  }
 
   const auto count = static_cast<int64_t>(blocks.size());
 #pragma omp parallel for schedule(dynamic, 1) if (count > 1)
   for (int64_t i = 0; i < count; ++i) {
     const Block& blk = blocks[static_cast<std::size_t>(i)];
     const Gemm<T>& g = gemms[static_cast<std::size_t>(blk.gemm)];
-    if (blk.partial < 0) product_rows(g, blk.r0, blk.r1);
+    const std::size_t gi = static_cast<std::size_t>(blk.gemm);
+    const T* b_plain = copy_at[gi + 1] > copy_at[gi] ? b_copies.data() + copy_at[gi] : g.b;
+    if (blk.partial < 0) product_rows(g, blk.r0, blk.r1, b_plain);
     else product_slice(g, blk.r0, blk.r1, partials.data() + partial_at[static_cast<std::size_t>(blk.partial)]);
   }
   if (partial_gemm.empty()) return;
