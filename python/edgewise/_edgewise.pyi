@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['BatchPipeline', 'CscGraph', 'DataFileError', 'DeviceArray', 'Graph', 'HopSampler', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'grouped_matmul', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_logsumexp', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_matmul', 'segment_matmul_weight_grad', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['BatchPipeline', 'CscGraph', 'DataFileError', 'DeviceArray', 'Graph', 'HeteroHopSampler', 'HopSampler', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'grouped_matmul', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_logsumexp', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_matmul', 'segment_matmul_weight_grad', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -312,6 +312,26 @@ class BatchPipeline:
         ...
     @property
     def num_batches(self) -> int:
+        ...
+class HeteroHopSampler:
+    """
+    Hop-wise sampling of a typed graph (pyg-lib's hetero_neighbor_sample).
+    
+    HeteroHopSampler(num_nodes, relations, num_neighbors, replace=False): num_nodes per
+    node type; relations a list of (name, src_type, dst_type, edge_index [2, E]) with
+    node types as indices into num_nodes; num_neighbors one list per relation, the same
+    number of hops for each (-1: all). sample(seeds, seed=0, stream=0) -> dict: node (one
+    DLPack capsule per node type: global ids, seeds first), row / col / edge (per relation:
+    local source, local destination, input edge position), num_sampled_nodes (per node
+    type, hops + 1 counts), num_sampled_edges (per relation, hops counts). seeds: one
+    array (or None) per node type. A pure function of its arguments.
+    """
+    def __init__(self, num_nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], relations: list, num_neighbors: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]], replace: bool = False) -> None:
+        ...
+    def sample(self, seeds: list, seed: typing.SupportsInt | typing.SupportsIndex = 0, stream: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
+        ...
+    @property
+    def num_hops(self) -> int:
         ...
 def _train(source: typing.Any, model: str, epochs: typing.SupportsInt | typing.SupportsIndex, hidden: typing.SupportsInt | typing.SupportsIndex, dropout: typing.SupportsFloat | typing.SupportsIndex, lr: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, device: str, aggregation: str, features: str, log_every: typing.SupportsInt | typing.SupportsIndex, normalize_features: bool, patience: typing.SupportsInt | typing.SupportsIndex, select: str, on_epoch: typing.Any, reorder: str = 'none', lr_schedule: str = 'constant') -> dict:
     """

@@ -208,6 +208,14 @@ py::array as_numpy(py::handle object, const char* op, const char* name);
 // it, so results reach the caller without a copy.
 py::capsule host_dlpack(std::shared_ptr<void> keep, void* data, std::vector<int64_t> shape, DLDataType dtype);
 
+// A 1-D int64 capsule that owns `values` (moved in, not copied).
+inline py::capsule int64_capsule(std::vector<int64_t>&& values) {
+  auto keep = std::make_shared<std::vector<int64_t>>(std::move(values));
+  void* data = keep->data();
+  const int64_t n = static_cast<int64_t>(keep->size());
+  return host_dlpack(keep, data, {n}, dl_dtype_of<int64_t>());
+}
+
 // Registers edgewise._edgewise.DeviceArray (the DLPack producer of CUDA outputs).
 void register_array_interop(py::module_& m);
 

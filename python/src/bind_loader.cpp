@@ -41,23 +41,15 @@ std::vector<double> double_list(const py::object& object, const char* op, const 
   return std::vector<double>(a.data(), a.data() + a.size());
 }
 
-// A vector we own, moved into a capsule (no copy).
-py::capsule export_vector(std::vector<int64_t>&& v) {
-  auto keep = std::make_shared<std::vector<int64_t>>(std::move(v));
-  void* data = keep->data();
-  const int64_t n = static_cast<int64_t>(keep->size());
-  return host_dlpack(keep, data, {n}, kInt64);
-}
-
 py::dict subgraph_dict(SampledSubgraph&& s, bool disjoint) {
   py::dict d;
   d["num_sampled_nodes"] = s.num_sampled_nodes;
   d["num_sampled_edges"] = s.num_sampled_edges;
-  d["node"] = export_vector(std::move(s.node));
-  d["row"] = export_vector(std::move(s.row));
-  d["col"] = export_vector(std::move(s.col));
-  d["edge"] = export_vector(std::move(s.edge));
-  d["batch"] = disjoint ? py::object(export_vector(std::move(s.batch))) : py::object(py::none());
+  d["node"] = int64_capsule(std::move(s.node));
+  d["row"] = int64_capsule(std::move(s.row));
+  d["col"] = int64_capsule(std::move(s.col));
+  d["edge"] = int64_capsule(std::move(s.edge));
+  d["batch"] = disjoint ? py::object(int64_capsule(std::move(s.batch))) : py::object(py::none());
   return d;
 }
 
@@ -121,7 +113,7 @@ struct PyBatchPipeline {
       void* data = keep->data();
       d["edge_index"] = host_dlpack(keep, data, {2, m}, kInt64);
     }
-    d["input_id"] = export_vector(std::move(batch.input_id));
+    d["input_id"] = int64_capsule(std::move(batch.input_id));
     const auto tables = [](std::vector<std::shared_ptr<gnn::HostBuffer>>& rows, const std::vector<TableInfo>& info) {
       py::list out;
       for (size_t t = 0; t < rows.size(); ++t) {

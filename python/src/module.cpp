@@ -23,6 +23,7 @@ void register_spmm(py::module_& m);
 void register_reduce_backward(py::module_& m);
 void register_samplers(py::module_& m);
 void register_loader(py::module_& m);
+void register_hetero_sampler(py::module_& m);
 void register_dropout(py::module_& m);
 void register_sddmm(py::module_& m);
 void register_segment_matmul(py::module_& m);
@@ -53,6 +54,7 @@ PYBIND11_MODULE(_edgewise, m) {
   edgewise::python::register_reduce_backward(m);
   edgewise::python::register_samplers(m);
   edgewise::python::register_loader(m);
+  edgewise::python::register_hetero_sampler(m);
   edgewise::python::register_dropout(m);
   edgewise::python::register_sddmm(m);
   edgewise::python::register_segment_matmul(m);

@@ -38,6 +38,10 @@ class NeighborLoader:
     ``batch`` (disjoint) and ``seed_time`` (temporal). The first ``batch_size`` nodes
     are the seeds, so ``model(batch)[:batch.batch_size]`` are their outputs.
 
+    Given ``HeteroData`` it returns a :class:`HeteroNeighborLoader`: ``num_neighbors``
+    may then be a dict by edge type, ``input_nodes`` names the node type, and batches
+    are ``HeteroData``.
+
     Batches are sampled and their rows gathered by ``num_threads`` native threads,
     at most ``prefetch`` batches ahead, without the GIL; the tensors are handed to
     torch without copies. ``seed`` (default: drawn from torch's generator when the
@@ -45,6 +49,13 @@ class NeighborLoader:
     thread count. Bad arguments raise ``ValueError`` naming them before any thread
     starts; a batch that fails raises in the loop, in its turn.
     """
+
+    def __new__(cls, data: Any = None, *args: Any, **kwargs: Any) -> Any:
+        # HeteroData: the typed loader (per-edge-type fanouts, HeteroData batches).
+        from ._hetero_neighbor_loader import HeteroNeighborLoader, is_hetero_data
+        if cls is NeighborLoader and is_hetero_data(data):
+            return HeteroNeighborLoader(data, *args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(self, data: Any, num_neighbors: List[int], input_nodes: Any = None, input_time: Any = None,
                  replace: bool = False, subgraph_type: str = "directional", disjoint: bool = False,

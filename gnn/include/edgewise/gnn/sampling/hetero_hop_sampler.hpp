@@ -1,0 +1,88 @@
+// Hop-wise neighbour sampling of a graph with several node and edge types, with the
+// semantics and output layout of pyg-lib's hetero_neighbor_sample (what PyG's
+// NeighborLoader calls on HeteroData): per hop, every edge type draws its own fanout
+// for each destination-type node found by the hops before; new nodes get local ids of
+// their own type in discovery order.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace edgewise::gnn {
+
+// One edge type, grouped by destination: the in-edges of destination v are the
+// positions [colptr[v], colptr[v + 1]); row[k] is the source (an id of the source
+// type), edge_id[k] the input position of that edge.
+struct HeteroRelation {
+  int64_t src_type = 0;
+  int64_t dst_type = 0;
+  std::vector<int64_t> colptr;   // [num_dst + 1]
+  std::vector<int64_t> row;      // [E]
+  std::vector<int64_t> edge_id;  // [E]
+
+  // Edges src[k] -> dst[k], kept in input order within each destination. Throws
+  // std::invalid_argument naming `name`'s edge_index[0][k] / [1][k] out of
+  // [0, num_src) / [0, num_dst), or src and dst of different lengths.
+  static HeteroRelation from_coo(const std::string& name, int64_t src_type, int64_t dst_type,
+                                 std::span<const int64_t> src, std::span<const int64_t> dst, int64_t num_src,
+                                 int64_t num_dst);
+};
+
+// The sample in PyG's layout (torch_geometric.sampler.HeteroSamplerOutput).
+struct HeteroSampledSubgraph {
+  std::vector<std::vector<int64_t>> node;               // per node type: global ids, seeds first
+  std::vector<std::vector<int64_t>> row;                // per edge type: local id of each edge's source
+  std::vector<std::vector<int64_t>> col;                // per edge type: local id of its destination
+  std::vector<std::vector<int64_t>> edge;               // per edge type: its input position
+  std::vector<std::vector<int64_t>> num_sampled_nodes;  // per node type [hops + 1]
+  std::vector<std::vector<int64_t>> num_sampled_edges;  // per edge type [hops]
+};
+
+// Per-thread scratch kept between calls: one node -> local id table per node type,
+// reset after each call by touching only the entries it set.
+class HeteroHopSamplerScratch {
+ public:
+  HeteroHopSamplerScratch() = default;
+
+ private:
+  friend class HeteroHopSampler;
+  std::vector<std::vector<int32_t>> local_of_;
+  std::vector<int64_t> picked_;
+  std::vector<uint64_t> bitmap_;
+};
+
+// Draws as HopSampler does (hop_sampler.hpp): count < 0, or count >= degree without
+// replacement, takes every in-edge in order; with replacement `count` uniform draws;
+// without, `count` distinct positions (Floyd), ascending. Philox keyed by
+// (seed, (stream * R + edge type) * 64 + hop, destination's local id, draw): a sample
+// is a pure function of (graph, options, seeds, seed, stream).
+class HeteroHopSampler {
+ public:
+  // num_nodes per node type; num_neighbors per edge type (in `relations` order), per
+  // hop: every edge type names the same number of hops (1..64), entries >= -1.
+  // Throws std::invalid_argument naming the field (relation types outside the node
+  // types, mismatched hop counts, colptr / row / edge_id inconsistent).
+  HeteroHopSampler(std::vector<int64_t> num_nodes, std::vector<HeteroRelation> relations,
+                   std::vector<std::vector<int64_t>> num_neighbors, bool replace);
+
+  // seeds per node type (empty spans for types without seeds): distinct ids in
+  // [0, num_nodes[type]). Throws std::invalid_argument naming the first bad seed.
+  HeteroSampledSubgraph sample(const std::vector<std::span<const int64_t>>& seeds, uint64_t seed, uint64_t stream,
+                               HeteroHopSamplerScratch& scratch) const;
+
+  int64_t num_node_types() const noexcept { return static_cast<int64_t>(num_nodes_.size()); }
+  int64_t num_edge_types() const noexcept { return static_cast<int64_t>(relations_.size()); }
+  int64_t num_hops() const noexcept { return num_hops_; }
+  const HeteroRelation& relation(int64_t r) const { return relations_.at(static_cast<size_t>(r)); }
+
+ private:
+  std::vector<int64_t> num_nodes_;
+  std::vector<HeteroRelation> relations_;
+  std::vector<std::vector<int64_t>> num_neighbors_;
+  bool replace_ = false;
+  int64_t num_hops_ = 0;
+};
+
+}  // namespace edgewise::gnn

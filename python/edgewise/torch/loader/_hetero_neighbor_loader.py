@@ -1,0 +1,250 @@
+"""NeighborLoader on HeteroData: per-edge-type fanouts (pyg-lib's hetero_neighbor_sample)
+drawn by Edgewise's native sampler, batches in PyG's HeteroData layout."""
+
+import math
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple
+from collections import deque
+
+import torch
+
+from ... import _edgewise
+from ._graph_source import check_finite_int, check_input_nodes, check_num_neighbors
+
+EdgeType = Tuple[str, str, str]
+
+# Arguments whose sampling modes the typed sampler does not have: refused, named.
+_UNSUPPORTED = {
+    "input_time": None,
+    "time_attr": None,
+    "weight_attr": None,
+    "disjoint": False,
+    "temporal_strategy": "uniform",
+}
+
+
+def is_hetero_data(data: Any) -> bool:
+    return hasattr(data, "node_types") and hasattr(data, "edge_types") and hasattr(data, "edge_index_dict")
+
+
+def _edge_type_name(edge_type: EdgeType) -> str:
+    return "__".join(edge_type)
+
+
+def hetero_num_neighbors(op: str, num_neighbors: Any, edge_types: List[EdgeType]) -> List[List[int]]:
+    """One list per edge type (in ``edge_types`` order): a list for all, or a dict by
+    edge type (tuple or ``"src__rel__dst"``); every edge type the same number of hops."""
+    if not isinstance(num_neighbors, dict):
+        values = check_num_neighbors(op, num_neighbors)
+        return [list(values) for _ in edge_types]
+    by_name = {}
+    for key, value in num_neighbors.items():
+        name = _edge_type_name(key) if isinstance(key, tuple) else str(key)
+        if name not in {_edge_type_name(e) for e in edge_types}:
+            raise ValueError(f"{op}: num_neighbors names edge type {key!r}, which the graph does not have "
+                             f"(edge types: {[_edge_type_name(e) for e in edge_types]})")
+        by_name[name] = check_num_neighbors(f"{op}: num_neighbors[{key!r}]", value)
+    out = []
+    for edge_type in edge_types:
+        name = _edge_type_name(edge_type)
+        if name not in by_name:
+            raise ValueError(f"{op}: num_neighbors has no entry for edge type {edge_type!r}")
+        out.append(by_name[name])
+    hops = {len(v) for v in out}
+    if len(hops) > 1:
+        raise ValueError(f"{op}: num_neighbors must name the same number of hops for every edge type "
+                         f"(got {sorted(hops)})")
+    return out
+
+
+class HeteroNeighborLoader:
+    r"""PyG's ``NeighborLoader`` on ``HeteroData`` (what ``edgewise.torch.loader.NeighborLoader``
+    becomes when given one).
+
+    ``num_neighbors``: a list (the same fanouts for every edge type) or a dict by edge
+    type (``(src, rel, dst)`` or ``"src__rel__dst"``) of lists, each the same number of
+    hops; ``-1`` takes every neighbour. ``input_nodes``: a node type, or ``(node type,
+    ids | bool mask | None)``. ``replace``, ``batch_size``, ``shuffle``, ``drop_last``,
+    ``transform`` as PyG's. Per hop, each edge type draws its fanout for every node of
+    its destination type found by the hops before (pyg-lib's hetero_neighbor_sample);
+    new nodes take local ids of their type in discovery order, the seeds first.
+
+    Each batch is a ``HeteroData`` with every node- and edge-level attribute sliced to
+    the sample and PyG's fields: per node type ``n_id`` and ``num_sampled_nodes``, per
+    edge type ``edge_index`` (local ids, source -> target), ``e_id`` and
+    ``num_sampled_edges``, and on the input type ``input_id``, ``batch_size`` and
+    ``seed_time`` (None). ``seed`` (default: drawn from torch's generator) fixes every
+    epoch. Batches are sampled natively without the GIL by ``num_threads`` threads, at
+    most ``prefetch`` ahead. Temporal, weighted, disjoint and induced sampling of
+    typed graphs are not supported here: those arguments raise ``ValueError``.
+    """
+
+    def __init__(self, data: Any, num_neighbors: Any, input_nodes: Any = None, input_time: Any = None,
+                 replace: bool = False, subgraph_type: str = "directional", disjoint: bool = False,
+                 temporal_strategy: str = "uniform", time_attr: Optional[str] = None,
+                 weight_attr: Optional[str] = None, transform: Optional[Callable] = None, batch_size: int = 1,
+                 shuffle: bool = False, drop_last: bool = False, num_threads: Optional[int] = None,
+                 prefetch: int = 4, seed: Optional[int] = None, directed: bool = True, **kwargs: Any) -> None:
+        from ._neighbor_loader import _IGNORED_LOADER_ARGS, default_num_threads
+        op = "NeighborLoader"
+        unknown = [k for k in kwargs if k not in _IGNORED_LOADER_ARGS]
+        if unknown:
+            raise TypeError(f"{op}: unexpected argument '{unknown[0]}'")
+        given = {"input_time": input_time, "time_attr": time_attr, "weight_attr": weight_attr,
+                 "disjoint": bool(disjoint), "temporal_strategy": temporal_strategy}
+        for name, default in _UNSUPPORTED.items():
+            if given[name] != default:
+                raise ValueError(f"{op}: {name}={given[name]!r} is not supported for HeteroData "
+                                 f"(typed sampling here is uniform, shared-subgraph and untimed)")
+        subgraph_type = str(getattr(subgraph_type, "value", subgraph_type))
+        if not directed or subgraph_type != "directional":
+            raise ValueError(f"{op}: subgraph_type '{subgraph_type if directed else 'induced'}' is not supported "
+                             f"for HeteroData (only 'directional', as pyg-lib)")
+        self.op = op
+        self.data = data
+        self.node_types: List[str] = list(data.node_types)
+        self.edge_types: List[EdgeType] = list(data.edge_types)
+        self.num_neighbors = hetero_num_neighbors(op, num_neighbors, self.edge_types)
+        self.replace = bool(replace)
+        self.batch_size = check_finite_int(op, "batch_size", batch_size, 1)
+        self.num_threads = check_finite_int(op, "num_threads",
+                                            default_num_threads() if num_threads is None else num_threads, 1)
+        self.prefetch = check_finite_int(op, "prefetch", prefetch, 1)
+        self.shuffle = bool(shuffle)
+        self.drop_last = bool(drop_last)
+        self.transform = transform
+        if seed is None:
+            seed = int(torch.randint(0, 2**62, ()).item())
+        self.seed = check_finite_int(op, "seed", seed, 0)
+        self.input_type, self.input_nodes = self._check_input_nodes(input_nodes)
+        self.sampler = self._make_sampler()
+        self._epoch = 0
+
+    def _check_input_nodes(self, input_nodes: Any) -> Tuple[str, torch.Tensor]:
+        op = self.op
+        if isinstance(input_nodes, str):
+            input_nodes = (input_nodes, None)
+        if not isinstance(input_nodes, tuple) or len(input_nodes) != 2 or not isinstance(input_nodes[0], str):
+            raise ValueError(f"{op}: input_nodes of HeteroData must be a node type or (node type, ids / mask / "
+                             f"None) (got {type(input_nodes).__name__})")
+        node_type, nodes = input_nodes
+        if node_type not in self.node_types:
+            raise ValueError(f"{op}: input_nodes names node type '{node_type}', which the graph does not have "
+                             f"(node types: {self.node_types})")
+        return node_type, check_input_nodes(op, nodes, self._num_nodes(node_type), allow_repeats=False)
+
+    def _num_nodes(self, node_type: str) -> int:
+        n = self.data[node_type].num_nodes
+        if n is None:
+            raise ValueError(f"{self.op}: node type '{node_type}' has no num_nodes and no node-level tensor")
+        return int(n)
+
+    def _make_sampler(self) -> Any:
+        index = {t: i for i, t in enumerate(self.node_types)}
+        relations = []
+        for edge_type in self.edge_types:
+            src, _, dst = edge_type
+            edge_index = self.data[edge_type].edge_index
+            if not isinstance(edge_index, torch.Tensor) or edge_index.dim() != 2 or edge_index.size(0) != 2:
+                raise ValueError(f"{self.op}: data[{edge_type!r}].edge_index must be a [2, E] tensor")
+            relations.append((_edge_type_name(edge_type), index[src], index[dst], edge_index.detach().cpu()))
+        try:
+            return _edgewise.HeteroHopSampler([self._num_nodes(t) for t in self.node_types], relations,
+                                              self.num_neighbors, replace=self.replace)
+        except ValueError as error:
+            raise ValueError(f"{self.op}: {str(error).split(': ', 1)[-1]}") from None
+
+    def __len__(self) -> int:
+        n = self.input_nodes.numel()
+        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+
+    def _order(self, epoch: int) -> torch.Tensor:
+        if not self.shuffle:
+            return torch.arange(self.input_nodes.numel())
+        generator = torch.Generator().manual_seed((self.seed + epoch) % 2**63)
+        return torch.randperm(self.input_nodes.numel(), generator=generator)
+
+    def __iter__(self) -> Iterator[Any]:
+        epoch = self._epoch
+        self._epoch += 1
+        return _HeteroEpoch(self, epoch)
+
+    def _sample(self, epoch: int, batch: int, input_id: torch.Tensor) -> Any:
+        from torch_geometric.loader.utils import filter_hetero_data
+
+        seeds: List[Optional[torch.Tensor]] = [None] * len(self.node_types)
+        seeds[self.node_types.index(self.input_type)] = self.input_nodes[input_id]
+        out = self.sampler.sample(seeds, seed=self.seed, stream=epoch * max(1, len(self)) + batch)
+        nodes = {t: torch.from_dlpack(c) for t, c in zip(self.node_types, out["node"])}
+        rows = {e: torch.from_dlpack(c) for e, c in zip(self.edge_types, out["row"])}
+        cols = {e: torch.from_dlpack(c) for e, c in zip(self.edge_types, out["col"])}
+        edges = {e: torch.from_dlpack(c) for e, c in zip(self.edge_types, out["edge"])}
+        data = filter_hetero_data(self.data, nodes, rows, cols, edges)
+        for t, n_id in nodes.items():
+            data[t].n_id = n_id
+        for e, e_id in edges.items():
+            data[e].e_id = e_id
+        data.set_value_dict("num_sampled_nodes", dict(zip(self.node_types, out["num_sampled_nodes"])))
+        data.set_value_dict("num_sampled_edges", dict(zip(self.edge_types, out["num_sampled_edges"])))
+        data[self.input_type].input_id = input_id
+        data[self.input_type].seed_time = None
+        data[self.input_type].batch_size = input_id.numel()
+        return self.transform(data) if self.transform is not None else data
+
+    def __repr__(self) -> str:
+        return (f"NeighborLoader(HeteroData, input_type='{self.input_type}', batch_size={self.batch_size}, "
+                f"batches={len(self)})")
+
+
+class _HeteroEpoch:
+    """One pass: batches submitted to the sampling threads at most ``prefetch`` ahead,
+    handed out in order."""
+
+    def __init__(self, loader: HeteroNeighborLoader, epoch: int) -> None:
+        self.loader = loader
+        self.epoch = epoch
+        order = loader._order(epoch)
+        self.batches = [order[i:i + loader.batch_size] for i in range(0, order.numel(), loader.batch_size)]
+        if loader.drop_last and self.batches and self.batches[-1].numel() < loader.batch_size:
+            self.batches.pop()
+        self.next_submit = 0
+        self.pending: Deque[Future] = deque()
+        self.pool: Optional[ThreadPoolExecutor] = ThreadPoolExecutor(max_workers=loader.num_threads)
+
+    def __iter__(self) -> "_HeteroEpoch":
+        return self
+
+    def _fill(self) -> None:
+        while self.pool is not None and len(self.pending) < self.loader.prefetch and \
+                self.next_submit < len(self.batches):
+            b = self.next_submit
+            self.pending.append(self.pool.submit(self.loader._sample, self.epoch, b, self.batches[b]))
+            self.next_submit += 1
+
+    def __next__(self) -> Any:
+        self._fill()
+        if not self.pending:
+            self.close()
+            raise StopIteration
+        future = self.pending.popleft()
+        try:
+            batch = future.result()
+        except BaseException:
+            self.close()
+            raise
+        self._fill()
+        return batch
+
+    def close(self) -> None:
+        for future in self.pending:
+            future.cancel()
+        self.pending.clear()
+        if self.pool is not None:
+            self.pool.shutdown(wait=False)
+            self.pool = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -1,0 +1,235 @@
+"""edgewise.torch.loader.NeighborLoader on HeteroData: PyG's HeteroData layout field for
+field against an independent hop-by-hop reference (full neighbourhoods), valid random
+samples (edges exist, per-edge-type fanouts, no repeats), every attribute sliced,
+determinism, a to_hetero model training on the batches, and bad input named."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("edgewise.torch")
+pyg = pytest.importorskip("torch_geometric")
+
+from torch_geometric.data import HeteroData  # noqa: E402
+
+from edgewise.torch.loader import HeteroNeighborLoader, NeighborLoader  # noqa: E402
+
+SIZES = {"paper": 60, "author": 30, "field": 5}
+RELATIONS = [("paper", "cites", "paper", 240), ("author", "writes", "paper", 150),
+             ("paper", "rev_writes", "author", 150), ("field", "has", "paper", 70)]
+
+
+def _graph(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    data = HeteroData()
+    for t, n in SIZES.items():
+        data[t].x = torch.randn(n, 4, generator=g)
+    data["paper"].y = torch.randint(0, 3, (SIZES["paper"],), generator=g)
+    data["paper"].train_mask = torch.rand(SIZES["paper"], generator=g) < 0.6
+    for src, rel, dst, m in RELATIONS:
+        # Skewed destinations and duplicate edges.
+        d = (torch.rand(m, generator=g) ** 2 * SIZES[dst]).long().clamp_(max=SIZES[dst] - 1)
+        s = torch.randint(0, SIZES[src], (m,), generator=g)
+        data[src, rel, dst].edge_index = torch.stack([s, d])
+        data[src, rel, dst].edge_attr = torch.randn(m, 2, generator=g)
+    data["author", "affiliated", "field"].edge_index = torch.empty(2, 0, dtype=torch.long)  # no edges
+    return data
+
+
+def _reference(data, seeds, hops):
+    """Full-fanout sample from the definition: per hop, per edge type, per frontier node
+    of its destination type in local order, its in-edges in input order."""
+    node = {t: [] for t in data.node_types}
+    local = {t: {} for t in data.node_types}
+    node["paper"] = list(seeds)
+    local["paper"] = {v: i for i, v in enumerate(seeds)}
+    rows = {e: [] for e in data.edge_types}
+    cols = {e: [] for e in data.edge_types}
+    eids = {e: [] for e in data.edge_types}
+    counts_n = {t: [len(node[t])] for t in data.node_types}
+    counts_e = {e: [] for e in data.edge_types}
+    begin = {t: 0 for t in data.node_types}
+    end = {t: len(node[t]) for t in data.node_types}
+    for _ in range(hops):
+        for e in data.edge_types:
+            src, _, dst = e
+            ei = data[e].edge_index.tolist()
+            before = len(rows[e])
+            for i in range(begin[dst], end[dst]):
+                for k, (s, d) in enumerate(zip(*ei)):
+                    if d != node[dst][i]:
+                        continue
+                    if s not in local[src]:
+                        local[src][s] = len(node[src])
+                        node[src].append(s)
+                    rows[e].append(local[src][s])
+                    cols[e].append(i)
+                    eids[e].append(k)
+            counts_e[e].append(len(rows[e]) - before)
+        for t in data.node_types:
+            begin[t], end[t] = end[t], len(node[t])
+            counts_n[t].append(end[t] - begin[t])
+    return node, rows, cols, eids, counts_n, counts_e
+
+
+@pytest.mark.parametrize("hops", [1, 2, 3])
+def test_full_fanout_matches_reference_field_for_field(hops):
+    data = _graph(1)
+    loader = NeighborLoader(data, num_neighbors=[-1] * hops, input_nodes=("paper", data["paper"].train_mask),
+                            batch_size=7, seed=3)
+    assert isinstance(loader, HeteroNeighborLoader)
+    seeds_all = data["paper"].train_mask.nonzero().view(-1)
+    assert len(loader) == -(-seeds_all.numel() // 7)
+    seen = 0
+    for b, batch in enumerate(loader):
+        assert isinstance(batch, HeteroData)
+        seeds = seeds_all[b * 7:(b + 1) * 7].tolist()
+        node, rows, cols, eids, counts_n, counts_e = _reference(data, seeds, hops)
+        assert batch["paper"].batch_size == len(seeds)
+        assert batch["paper"].input_id.tolist() == list(range(b * 7, b * 7 + len(seeds)))
+        for t in data.node_types:
+            assert batch[t].n_id.tolist() == node[t], t
+            assert torch.equal(batch[t].x, data[t].x[batch[t].n_id])
+            assert batch[t].num_sampled_nodes == counts_n[t]
+        assert torch.equal(batch["paper"].y, data["paper"].y[batch["paper"].n_id])
+        for e in data.edge_types:
+            assert batch[e].edge_index.tolist() == [rows[e], cols[e]], e
+            assert batch[e].e_id.tolist() == eids[e]
+            assert batch[e].num_sampled_edges == counts_e[e]
+            if "edge_attr" in data[e]:
+                assert torch.equal(batch[e].edge_attr, data[e].edge_attr[batch[e].e_id])
+        seen += len(seeds)
+    assert seen == seeds_all.numel()
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_random_samples_respect_per_edge_type_fanouts(replace):
+    data = _graph(2)
+    fanouts = {("paper", "cites", "paper"): [3, 2], ("author", "writes", "paper"): [2, 1],
+               "paper__rev_writes__author": [4, 0], ("field", "has", "paper"): [1, 1],
+               ("author", "affiliated", "field"): [2, 2]}
+    loader = NeighborLoader(data, num_neighbors=fanouts, input_nodes="paper", batch_size=16, replace=replace,
+                            shuffle=True, seed=5)
+    names = {"__".join(e): e for e in data.edge_types}
+    want = {names[k] if isinstance(k, str) else k: v for k, v in fanouts.items()}
+    for batch in loader:
+        for t in data.node_types:
+            n_id = batch[t].n_id
+            assert n_id.unique().numel() == n_id.numel()
+            assert sum(batch[t].num_sampled_nodes) == n_id.numel()
+        for e in data.edge_types:
+            src, _, dst = e
+            ei = batch[e].edge_index
+            global_pairs = torch.stack([batch[src].n_id[ei[0]], batch[dst].n_id[ei[1]]])
+            assert torch.equal(global_pairs, data[e].edge_index[:, batch[e].e_id])
+            # First hop: each seed gets min(fanout, degree) in-edges (fanout with replacement).
+            hop0 = batch[e].num_sampled_edges[0]
+            if dst == "paper":
+                cols = ei[1, :hop0]
+                for i in range(batch["paper"].batch_size):
+                    deg = int((data[e].edge_index[1] == batch["paper"].n_id[i]).sum())
+                    k = int((cols == i).sum())
+                    expect = 0 if deg == 0 else want[e][0] if replace else min(want[e][0], deg)
+                    assert k == expect, (e, i)
+                    if not replace:
+                        ids = batch[e].e_id[:hop0][cols == i]
+                        assert ids.unique().numel() == ids.numel()
+            else:
+                assert hop0 == 0  # no seeds of that type
+
+
+def test_epochs_are_reproducible_and_threads_do_not_matter():
+    data = _graph(3)
+    a = NeighborLoader(data, num_neighbors=[2, 2], input_nodes="paper", batch_size=8, shuffle=True, seed=9,
+                       num_threads=1)
+    b = NeighborLoader(data, num_neighbors=[2, 2], input_nodes="paper", batch_size=8, shuffle=True, seed=9,
+                       num_threads=2, prefetch=1)
+    for _ in range(2):
+        for x, y in zip(a, b):
+            for t in data.node_types:
+                assert torch.equal(x[t].n_id, y[t].n_id)
+            for e in data.edge_types:
+                assert torch.equal(x[e].edge_index, y[e].edge_index)
+    first = [batch["paper"].n_id for batch in a]
+    second = [batch["paper"].n_id for batch in a]
+    assert any(not torch.equal(p, q) for p, q in zip(first, second))  # a new epoch reshuffles
+
+
+def test_drop_last_and_transform():
+    data = _graph(4)
+    loader = NeighborLoader(data, num_neighbors=[1], input_nodes=("paper", torch.arange(10)), batch_size=4,
+                            drop_last=True, transform=lambda d: ("seen", d))
+    out = list(loader)
+    assert len(loader) == 2 and len(out) == 2 and out[0][0] == "seen"
+
+
+def test_to_hetero_sage_trains_on_batches():
+    from torch_geometric.nn import SAGEConv, to_hetero
+
+    data = _graph(5)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = SAGEConv((-1, -1), 16)
+            self.conv2 = SAGEConv((-1, -1), 3)
+
+        def forward(self, x, edge_index):
+            return self.conv2(self.conv1(x, edge_index).relu(), edge_index)
+
+    torch.manual_seed(0)
+    model = to_hetero(Net(), data.metadata(), aggr="sum")
+    loader = NeighborLoader(data, num_neighbors=[5, 5], input_nodes="paper", batch_size=20, seed=1)
+    with torch.no_grad():
+        model(data.x_dict, data.edge_index_dict)  # lazy shapes
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(15):
+        for batch in loader:
+            opt.zero_grad()
+            out = model(batch.x_dict, batch.edge_index_dict)["paper"][:batch["paper"].batch_size]
+            loss = torch.nn.functional.cross_entropy(out, batch["paper"].y[:batch["paper"].batch_size])
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+    assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    (dict(input_nodes=None), "input_nodes of HeteroData must be a node type"),
+    (dict(input_nodes="venue"), "node type 'venue'"),
+    (dict(input_nodes=("paper", torch.tensor([0, 60]))), "input_nodes[1] (60)"),
+    (dict(input_nodes=("paper", torch.tensor([1, 1]))), "repeats"),
+    (dict(num_neighbors={("paper", "cites", "paper"): [2]}), "no entry for edge type"),
+    (dict(num_neighbors={("paper", "x", "paper"): [2]}), "does not have"),
+    (dict(num_neighbors={("paper", "cites", "paper"): [2], ("author", "writes", "paper"): [2, 2],
+                         ("paper", "rev_writes", "author"): [2], ("field", "has", "paper"): [2],
+                         ("author", "affiliated", "field"): [2]}), "same number of hops"),
+    (dict(num_neighbors=[-2]), "num_neighbors[0] (-2)"),
+    (dict(time_attr="time"), "time_attr='time' is not supported for HeteroData"),
+    (dict(weight_attr="w"), "weight_attr"),
+    (dict(disjoint=True), "disjoint"),
+    (dict(subgraph_type="induced"), "induced"),
+    (dict(batch_size=0), "batch_size (0)"),
+])
+def test_bad_arguments_are_named(kwargs, needle):
+    data = _graph(6)
+    args = dict(num_neighbors=[2], input_nodes="paper")
+    args.update(kwargs)
+    with pytest.raises(ValueError) as info:
+        NeighborLoader(data, **args)
+    assert needle in str(info.value)
+
+
+def test_bad_edge_index_is_named():
+    data = _graph(7)
+    data["paper", "cites", "paper"].edge_index[0, 3] = 99
+    with pytest.raises(ValueError, match=r"paper__cites__paper: edge_index\[0\]\[3\] \(99\)"):
+        NeighborLoader(data, num_neighbors=[2], input_nodes="paper")
+
+
+def test_homogeneous_data_still_gets_the_homogeneous_loader():
+    from torch_geometric.data import Data
+
+    data = Data(x=torch.randn(5, 2), edge_index=torch.tensor([[0, 1], [1, 2]]))
+    loader = NeighborLoader(data, num_neighbors=[1], batch_size=2)
+    assert type(loader) is NeighborLoader
