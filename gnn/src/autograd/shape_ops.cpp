@@ -111,7 +111,7 @@ Variable slice_rows(const Variable& x, int64_t begin, int64_t count) {
 
 Variable pad_rows(const Variable& x, int64_t rows) {
   EW_REQUIRE(rows >= x.rows(), "pad_rows: rows (", rows, ") must be at least x's row count (", x.rows(), ")");
-  if (rows == x.rows() && cols == x.cols()) return x;
+  if (rows == x.rows()) return x;
   auto node = std::make_shared<PadRowsNode>();
   node->inputs = {x};
   return record(placed_in_zeros(x.value(), rows, 0), node);

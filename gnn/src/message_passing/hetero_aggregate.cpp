@@ -4,6 +4,7 @@
 // backward come from the kernels.
 #include "edgewise/gnn/message_passing/hetero_aggregate.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "edgewise/gnn/autograd/shape_ops.hpp"

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 #include "edgewise/gnn/graph/hetero_graph.hpp"
 #include "edgewise/gnn/graph/relation_split.hpp"

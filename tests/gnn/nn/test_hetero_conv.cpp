@@ -28,14 +28,14 @@ struct Edges {
   std::vector<int64_t> src, dst;
 };
 
-struct Setup {
+struct Bibliography {
   Edges writes, cites;
   HeteroGraph graph;
 };
 
-Setup setup(Device device) {
+Bibliography bibliography(Device device) {
   std::mt19937_64 rng = rng_for(61);
-  Setup s;
+  Bibliography s;
   EdgeList w = random_edges(kPapers, 10, rng(), 5);  // paper 6 unwritten
   for (int64_t& a : w.src) a %= kAuthors - 1;        // author 3 writes nothing
   EdgeList c = random_edges(kPapers, 12, rng(), 5);
@@ -132,7 +132,7 @@ HeteroConv make_conv(ReduceOp aggr, Layers& layers, Device device) {
 using HeteroConvTest = DeviceTest;
 
 TEST_P(HeteroConvTest, EqualsItsLayersCombinedWithGradients) {
-  const Setup s = setup(device());
+  const Bibliography s = bibliography(device());
   uint64_t seed = 70;
   for (ReduceOp aggr : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max}) {
     Layers layers;
@@ -187,7 +187,7 @@ void expect_invalid(F&& f, const std::string& fragment) {
 
 TEST(HeteroConv, RefusalsAreNamed) {
   Generator gen(1);
-  const Setup s = setup(Device::cpu());
+  const Bibliography s = bibliography(Device::cpu());
   HeteroConv conv;
   auto sage = std::make_shared<SAGEConv>(kIn, kOut, gen);
   conv.add(kWrites, sage);
