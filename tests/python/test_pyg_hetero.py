@@ -261,6 +261,40 @@ def test_to_hetero_graph_sage():
     _same_with_and_without(model, lambda m: m(leaves, data.edge_index_dict), list(leaves.values()))
 
 
+def test_many_edge_types_are_built_once():
+    """Seven edge types, two layers: the second forward builds no structure (a cache
+    smaller than the edge types rebuilt all of them on every forward)."""
+    from edgewise.torch.pyg import _structure
+
+    torch.manual_seed(4)
+    types = [("a", f"r{k}", "b") for k in range(4)] + [("b", f"s{k}", "a") for k in range(3)]
+    x = {"a": torch.randn(30, 5), "b": torch.randn(20, 5)}
+    edge_index = {et: torch.stack([torch.randint(0, 30 if et[0] == "a" else 20, (50 + k,)),
+                                   torch.randint(0, 20 if et[2] == "b" else 30, (50 + k,))])
+                  for k, et in enumerate(types)}
+    model = pyg_nn.HeteroConv({et: pyg_nn.SAGEConv((5, 5), 5) for et in types}, aggr="sum")
+    with ew_pyg.accelerated():
+        model(x, edge_index)
+        builds = _structure.cache_builds()
+        model(x, edge_index)
+        assert _structure.cache_builds() == builds
+
+
+def test_content_cache_keeps_graphs_within_its_byte_budget():
+    from edgewise.torch.nn._graph_cache import ContentGraphCache
+
+    graphs = [torch.full((2, 100), k) for k in range(6)]  # 1600 bytes each, plus the value's
+    roomy = ContentGraphCache(capacity=2, budget_bytes=1 << 20)
+    tight = ContentGraphCache(capacity=2, budget_bytes=4000)
+    for cache in (roomy, tight):
+        for g in graphs:
+            cache.get(g, None, lambda g=g: g.clone())
+        for g in graphs:
+            cache.get(g.clone(), None, lambda g=g: g.clone())
+    assert roomy.builds == 6  # all six kept
+    assert tight.builds == 12  # two kept (capacity), all rebuilt in order
+
+
 def test_deaccelerate_restores_forwards():
     originals = [cls.__dict__["forward"] for cls in (HeteroLinear, HeteroDictLinear, pyg_nn.RGCNConv)]
     ew_pyg.accelerate()

@@ -60,6 +60,15 @@ class GraphCache:
         self._entries.clear()
 
 
+def _nbytes(value) -> int:
+    """Bytes held by the tensors of a cached structure (a tensor or a tuple of them)."""
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v) for v in value)
+    return 0
+
+
 class ContentGraphCache:
     """Structures keyed by an edge list's contents rather than its identity.
 
@@ -68,11 +77,18 @@ class ContentGraphCache:
     shape, dtype, device and ``variant`` and element-wise equal contents (a full
     compare against a private copy, so it is never served for another graph).
     Under torch.compile the structure is rebuilt inside the graph instead.
+
+    Holds the ``capacity`` most recent graphs, and more while their copies and
+    structures together stay under ``budget_bytes``: a heterogeneous model touches
+    one graph per edge type each layer, and a cache smaller than its edge types
+    would rebuild every one of them on every forward.
     """
 
-    def __init__(self, capacity=4):
+    def __init__(self, capacity=4, budget_bytes=4 << 30, max_entries=1024):
         self.capacity = capacity
-        self._entries = []  # [(key, contents, value)], most recent last
+        self.budget_bytes = budget_bytes
+        self.max_entries = max_entries
+        self._entries = []  # [(key, contents, value, nbytes)], most recent last
         self._lock = threading.Lock()
         self.builds = 0
 
@@ -81,16 +97,23 @@ class ContentGraphCache:
             return build()
         key = (tuple(edge_index.shape), edge_index.dtype, edge_index.device, variant)
         with self._lock:
-            for position, (entry_key, contents, value) in enumerate(self._entries):
+            for position, (entry_key, contents, value, _) in enumerate(self._entries):
                 if entry_key == key and torch.equal(contents, edge_index):
                     self._entries.append(self._entries.pop(position))
                     return value
         value = build()
+        contents = edge_index.detach().clone()
         with self._lock:
             self.builds += 1
-            self._entries.append((key, edge_index.detach().clone(), value))
-            del self._entries[:-self.capacity]
+            self._entries.append((key, contents, value, _nbytes(contents) + _nbytes(value)))
+            self._evict()
         return value
+
+    def _evict(self):
+        held = sum(entry[3] for entry in self._entries)
+        while len(self._entries) > self.capacity and (held > self.budget_bytes or
+                                                      len(self._entries) > self.max_entries):
+            held -= self._entries.pop(0)[3]
 
     def clear(self):
         with self._lock:
