@@ -34,6 +34,17 @@ inline std::string device_name(const testing::TestParamInfo<Device>& info) {
       GTEST_SKIP() << "no GPU here, CUDA case not run: " << ::edgewise::cuda_unavailable_reason(); \
   } while (0)
 
+// Expects f() to throw std::invalid_argument whose message contains `fragment`.
+template <class F>
+void expect_invalid(F&& f, const std::string& fragment) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception; expected one mentioning " << fragment;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
 class DeviceTest : public testing::TestWithParam<Device> {
  protected:
   void SetUp() override { EW_SKIP_IF_UNAVAILABLE(GetParam()); }

@@ -94,16 +94,6 @@ TEST_P(ShapeOpsTest, ReshapeAndBlockDiagonal) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, ShapeOpsTest, testing::ValuesIn(all_devices()), device_name);
 
-template <class F>
-void expect_invalid(F&& f, const std::string& fragment) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one mentioning " << fragment;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
-
 TEST(ShapeOps, BadShapesAreNamed) {
   Variable x(Tensor::zeros(4, 3));
   expect_invalid([&] { gnn::slice_rows(x, 2, 3); }, "slice_rows: rows [2, 5) must lie within x's 4 rows");

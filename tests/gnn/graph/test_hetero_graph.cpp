@@ -31,16 +31,6 @@ Pairs edges_of(const Graph& g) {
   return sorted_pairs(src, dst);
 }
 
-template <class F>
-void expect_invalid(F&& f, const std::string& fragment) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one mentioning " << fragment;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
-
 const EdgeType kWrites{"author", "writes", "paper"};
 const EdgeType kCites{"paper", "cites", "paper"};
 const EdgeType kWrittenBy{"paper", "written_by", "author"};

@@ -175,16 +175,6 @@ TEST(HeteroConv, ParametersCarryPygModuleDictNames) {
   EXPECT_FALSE(layers.cites->training()) << "train / eval reach the layers";
 }
 
-template <class F>
-void expect_invalid(F&& f, const std::string& fragment) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one mentioning " << fragment;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
-
 TEST(HeteroConv, RefusalsAreNamed) {
   Generator gen(1);
   const Bibliography s = bibliography(Device::cpu());

@@ -233,16 +233,6 @@ TEST_P(RgcnTest, SplittingOnceEqualsSplittingPerCall) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, RgcnTest, testing::ValuesIn(all_devices()), device_name);
 
-template <class F>
-void expect_invalid(F&& f, const std::string& fragment) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one mentioning " << fragment;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
-
 TEST(RgcnConv, ParametersHavePygNamesAndFlattenedShapes) {
   Generator gen(1);
   auto names_and_shapes = [](const RGCNConv& conv) {
