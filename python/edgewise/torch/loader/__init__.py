@@ -6,7 +6,8 @@ and PyG ``Data`` batches (a :class:`SampledData` where torch_geometric is absent
 
 from ._hetero_neighbor_loader import HeteroNeighborLoader
 from ._link_neighbor_loader import LinkNeighborLoader
-from ._neighbor_loader import NeighborLoader, default_num_threads
+from ._graph_source import default_num_threads
+from ._neighbor_loader import NeighborLoader
 from ._sampled_data import SampledData
 
 __all__ = ["HeteroNeighborLoader", "LinkNeighborLoader", "NeighborLoader", "SampledData", "default_num_threads"]

@@ -2,6 +2,7 @@
 edge-level tensors, and the checks that name the argument at fault."""
 
 import math
+import os
 import sys
 import weakref
 from typing import Any, Dict, List, Optional, Tuple
@@ -239,3 +240,24 @@ def check_finite_int(op: str, name: str, value: Any, low: int) -> int:
     if value < low:
         raise ValueError(f"{op}: {name} ({value}) must be >= {low}")
     return value
+
+
+def default_num_threads() -> int:
+    """Sampling threads by default: half the cores (the other half trains)."""
+    return max(1, min(8, (os.cpu_count() or 2) // 2))
+
+
+def set_batching_args(loader: Any, op: str, batch_size: Any, shuffle: Any, drop_last: Any, transform: Any,
+                      num_threads: Any, prefetch: Any, seed: Any) -> None:
+    """The arguments every loader takes about batches and threads, checked and set on it;
+    ``seed`` None draws one from torch's generator."""
+    loader.batch_size = check_finite_int(op, "batch_size", batch_size, 1)
+    loader.num_threads = check_finite_int(op, "num_threads",
+                                          default_num_threads() if num_threads is None else num_threads, 1)
+    loader.prefetch = check_finite_int(op, "prefetch", prefetch, 1)
+    loader.shuffle = bool(shuffle)
+    loader.drop_last = bool(drop_last)
+    loader.transform = transform
+    if seed is None:
+        seed = int(torch.randint(0, 2**62, ()).item())
+    loader.seed = check_finite_int(op, "seed", seed, 0)

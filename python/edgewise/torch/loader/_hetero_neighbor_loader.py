@@ -9,7 +9,7 @@ from collections import deque
 import torch
 
 from ... import _edgewise
-from ._graph_source import check_finite_int, check_input_nodes, check_num_neighbors
+from ._graph_source import check_input_nodes, check_num_neighbors, set_batching_args
 
 EdgeType = Tuple[str, str, str]
 
@@ -85,7 +85,7 @@ class HeteroNeighborLoader:
                  weight_attr: Optional[str] = None, transform: Optional[Callable] = None, batch_size: int = 1,
                  shuffle: bool = False, drop_last: bool = False, num_threads: Optional[int] = None,
                  prefetch: int = 4, seed: Optional[int] = None, directed: bool = True, **kwargs: Any) -> None:
-        from ._neighbor_loader import _IGNORED_LOADER_ARGS, default_num_threads
+        from ._neighbor_loader import _IGNORED_LOADER_ARGS
         op = "NeighborLoader"
         unknown = [k for k in kwargs if k not in _IGNORED_LOADER_ARGS]
         if unknown:
@@ -106,16 +106,7 @@ class HeteroNeighborLoader:
         self.edge_types: List[EdgeType] = list(data.edge_types)
         self.num_neighbors = hetero_num_neighbors(op, num_neighbors, self.edge_types)
         self.replace = bool(replace)
-        self.batch_size = check_finite_int(op, "batch_size", batch_size, 1)
-        self.num_threads = check_finite_int(op, "num_threads",
-                                            default_num_threads() if num_threads is None else num_threads, 1)
-        self.prefetch = check_finite_int(op, "prefetch", prefetch, 1)
-        self.shuffle = bool(shuffle)
-        self.drop_last = bool(drop_last)
-        self.transform = transform
-        if seed is None:
-            seed = int(torch.randint(0, 2**62, ()).item())
-        self.seed = check_finite_int(op, "seed", seed, 0)
+        set_batching_args(self, op, batch_size, shuffle, drop_last, transform, num_threads, prefetch, seed)
         self.input_type, self.input_nodes = self._check_input_nodes(input_nodes)
         self.sampler = self._make_sampler()
         self._epoch = 0

@@ -1,23 +1,17 @@
 """NeighborLoader: PyG's NeighborLoader arguments and batches, prepared by native threads."""
 
-import os
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import torch
 
 from ... import _edgewise
-from ._graph_source import GraphSource, check_finite_int, check_input_nodes, check_num_neighbors
+from ._graph_source import GraphSource, check_input_nodes, check_num_neighbors, set_batching_args
 from ._sampled_data import SampledData
 
 # DataLoader arguments PyG's loaders pass on that have no meaning here: batches are
 # prepared by native threads (num_threads), never by Python worker processes.
 _IGNORED_LOADER_ARGS = ("num_workers", "pin_memory", "persistent_workers", "prefetch_factor", "filter_per_worker",
                         "is_sorted", "share_memory", "timeout", "worker_init_fn", "multiprocessing_context")
-
-
-def default_num_threads() -> int:
-    """Sampling threads by default: half the cores (the other half trains)."""
-    return max(1, min(8, (os.cpu_count() or 2) // 2))
 
 
 class NeighborLoader:
@@ -87,16 +81,7 @@ class NeighborLoader:
         self.disjoint = bool(disjoint) or time_attr is not None  # PyG: temporal sampling is disjoint
         if self.disjoint and subgraph_type == "induced":
             raise ValueError(f"{op}: subgraph_type 'induced' with disjoint subgraphs is not supported")
-        self.batch_size = check_finite_int(op, "batch_size", batch_size, 1)
-        self.num_threads = check_finite_int(op, "num_threads",
-                                            default_num_threads() if num_threads is None else num_threads, 1)
-        self.prefetch = check_finite_int(op, "prefetch", prefetch, 1)
-        self.shuffle = bool(shuffle)
-        self.drop_last = bool(drop_last)
-        self.transform = transform
-        if seed is None:
-            seed = int(torch.randint(0, 2**62, ()).item())
-        self.seed = check_finite_int(op, "seed", seed, 0)
+        set_batching_args(self, op, batch_size, shuffle, drop_last, transform, num_threads, prefetch, seed)
         self.input_nodes = check_input_nodes(op, input_nodes, self.source.num_nodes, allow_repeats=self.disjoint)
         self.input_time = self._check_input_time(input_time)
         self.graph = self.source.csc(weight_attr, time_attr, sort_by_time=temporal_strategy == "last")
