@@ -172,7 +172,9 @@ TEST(HeteroHopSampler, RandomSamplesAreValid) {
         const int64_t want = degree == 0 ? 0 : replace ? counts[r][0] : std::min(counts[r][0], degree);
         const auto& got = per_dst[static_cast<int64_t>(i)];
         EXPECT_EQ(static_cast<int64_t>(got.size()), want) << "relation " << r << " seed " << i;
-        if (!replace) EXPECT_EQ(std::set<int64_t>(got.begin(), got.end()).size(), got.size());
+        if (!replace) {
+          EXPECT_EQ(std::set<int64_t>(got.begin(), got.end()).size(), got.size());
+        }
         first_hop += want;
       }
       EXPECT_EQ(s.num_sampled_edges[r][0], first_hop) << "relation " << r;
