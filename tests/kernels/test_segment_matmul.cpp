@@ -95,6 +95,8 @@ TEST_P(SegmentMatmulTest, OneHugeTypeAndLongWeightGradients) {
   check_segments<double>(device(), {20000}, 32, 48, 8, "one huge type");
   // A long type among short and empty ones.
   check_segments<float>(device(), {0, 3, 9000, 1, 0, 4100, 4096}, 16, 8, 9, "mixed");
+  // Outputs past 16 MiB: written with streaming stores on CPUs that have them.
+  check_segments<float>(device(), {0, 3, 40001, 1, 25533, 7}, 4, 64, 10, "streamed output");
 }
 
 TEST_P(SegmentMatmulTest, EmptyInputs) {

@@ -49,10 +49,15 @@ template <int kWidth>
 void tall_times_small(const float* a, int64_t rows, int64_t k, const float* w, float* c, float alpha, bool add) {
   constexpr int64_t kRowTile = tiles::kRowTile<kWidth>;
   const int64_t tile_count = (rows + kRowTile - 1) / kRowTile;
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tile_count; ++t) {
-    const int64_t r0 = t * kRowTile;
-    tiles::tile<kWidth>(a, r0, std::min(kRowTile, rows - r0), k, w, c, alpha, add);
+  const bool stream = tiles::streaming(c, kWidth, add, rows * kWidth * static_cast<int64_t>(sizeof(float)));
+#pragma omp parallel
+  {
+#pragma omp for schedule(static) nowait
+    for (int64_t t = 0; t < tile_count; ++t) {
+      const int64_t r0 = t * kRowTile;
+      tiles::tile<kWidth>(a, r0, std::min(kRowTile, rows - r0), k, w, c, alpha, add, stream);
+    }
+    if (stream) tiles::end_streaming();
   }
 }
 

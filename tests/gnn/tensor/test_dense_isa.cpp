@@ -81,6 +81,31 @@ TEST(DenseIsa, MatmulAtEveryLevelMatchesTheReference) {
   set_cpu_isa(original);
 }
 
+// Tall outputs of 16 MiB and more are written with streaming stores where the level
+// has them (row_tile_gemm.hpp): widths 64 and 32, a last partial tile, alpha applied.
+TEST(DenseIsa, LargeTallOutputsMatchTheReferenceAtEveryLevel) {
+  auto rng = rng_for(0x57e4);
+  const CpuIsa original = cpu_isa();
+  const CpuIsa best = best_supported_cpu_isa();
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{65541, 64}, {131075, 32}}) {
+    const int64_t k = 3;
+    const auto a = random_values<float>(rng, m * k, -1, 1);
+    const auto b = random_values<float>(rng, k * n, -1, 1);
+    const std::vector<float> nan(static_cast<size_t>(m * n), std::numeric_limits<float>::quiet_NaN());
+    const auto want = gemm_ref(a, k, false, b, n, false, nan, m, k, n, 0.5f, 0.0f);
+    for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Avx512Zmm}) {
+      if (static_cast<int>(level) > static_cast<int>(best)) continue;
+      SCOPED_TRACE(testing::Message() << to_string(level) << " " << m << "x" << k << "x" << n);
+      set_cpu_isa(level);
+      Tensor at = Tensor::from_host(a, m, k), bt = Tensor::from_host(b, k, n), ct = Tensor::from_host(nan, m, n);
+      gnn::ops::matmul(at, false, bt, false, ct, 0.5f, 0.0f);
+      const auto got = ct.to_host_vector();
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << "element " << i;
+    }
+  }
+  set_cpu_isa(original);
+}
+
 // The row-block GEMM paths split by fixed blocks, not by thread: the same bits at
 // any thread count.
 TEST(DenseIsa, TallMatmulsGiveTheSameBitsAtAnyThreadCount) {
