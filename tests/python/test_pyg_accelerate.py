@@ -99,6 +99,13 @@ CASES = {
         ("sparse_adj_t", lambda: pyg_conv.SAGEConv(C, C_OUT),
          lambda m, d: m(d["x"], torch.sparse_coo_tensor(d["edge_index"].flip(0), torch.ones(d["edge_index"].size(1),
                         dtype=torch.float64), (N, N)).coalesce().to_sparse_csr())),
+        ("normalize", lambda: pyg_conv.SAGEConv(C, C_OUT, normalize=True), lambda m, d: m(d["x"], d["edge_index"])),
+        ("no_root", lambda: pyg_conv.SAGEConv(C, C_OUT, root_weight=False), lambda m, d: m(d["x"], d["edge_index"])),
+        ("no_bias", lambda: pyg_conv.SAGEConv(C, C_OUT, bias=False), lambda m, d: m(d["x"], d["edge_index"])),
+        ("project", lambda: pyg_conv.SAGEConv(C, C_OUT, project=True), lambda m, d: m(d["x"], d["edge_index"])),
+        ("lazy", lambda: pyg_conv.SAGEConv(-1, C_OUT), lambda m, d: m(d["x"], d["edge_index"])),
+        ("bipartite_no_dst", lambda: pyg_conv.SAGEConv((C, C), C_OUT),
+         lambda m, d: m((d["x_src"], None), _bipartite(d), size=(N + 7, N))),
     ],
     "GraphConv": [
         ("add", lambda: pyg_conv.GraphConv(C, C_OUT), lambda m, d: m(d["x"], d["edge_index"], d["edge_weight"])),
@@ -482,7 +489,7 @@ def _patched_names():
     while stack:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
-        for attribute in ("propagate", "_set_jittable_templates"):
+        for attribute in ("propagate", "_set_jittable_templates", "forward"):
             if attribute in cls.__dict__:
                 names[(cls, attribute)] = cls.__dict__[attribute]
     return names
@@ -504,6 +511,27 @@ def test_deaccelerate_restores_every_name_by_identity():
         assert after[key] is value, f"{key} not restored"
     for key, value in after.items():
         assert not hasattr(value, "__edgewise_original__"), f"{key} still wrapped"
+
+
+def test_sage_linear_maps_are_fused_unless_hooked(monkeypatch):
+    """SAGEConv's lin_l + lin_r run as addmm + addmm_ (no separate sum), except when a
+    hook on either map must see the call."""
+    data = _graph()
+    conv = pyg_conv.SAGEConv(C, C_OUT).double()
+    ref = conv(data["x"], data["edge_index"])
+    calls = []
+    real = torch.Tensor.addmm_
+    monkeypatch.setattr(torch.Tensor, "addmm_", lambda *a, **k: calls.append(1) or real(*a, **k))
+    with ew_pyg.accelerated():
+        out = conv(data["x"], data["edge_index"])
+        assert calls, "the root term was not added in place"
+        _assert_close(out, ref, "fused SAGEConv")
+        seen = []
+        conv.lin_r.register_forward_hook(lambda module, args, output: seen.append(output.shape))
+        calls.clear()
+        hooked = conv(data["x"], data["edge_index"])
+        assert seen == [torch.Size([N, C_OUT])] and not calls, "a hooked lin_r must run as a module"
+        _assert_close(hooked, ref, "hooked SAGEConv")
 
 
 def test_untested_version_changes_nothing(monkeypatch):

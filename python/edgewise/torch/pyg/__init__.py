@@ -24,6 +24,8 @@ and in modules loaded later through ``torch_geometric.utils``):
   per-relation aggregation as one dense product and one fused gather-reduce
   (``_hetero``); ``to_hetero`` / ``HeteroConv`` models follow through the layers they
   hold.
+- ``SAGEConv.forward``: ``lin_l(aggregated) + lin_r(x_dst)`` as one product and one
+  in-place product (``_sage``): one fresh [N, out] tensor instead of three.
 - ``torch_geometric.sampler.NeighborSampler._sample`` for homogeneous graphs: PyG's
   own ``NeighborLoader`` / ``LinkNeighborLoader`` sample on Edgewise's HopSampler
   (pyg-lib's semantics), so they run where neither pyg-lib nor torch-sparse is
@@ -40,7 +42,7 @@ import sys
 import threading
 import warnings
 
-from . import _functional, _hetero, _propagate, _sampler
+from . import _functional, _hetero, _propagate, _sage, _sampler
 
 # PyG releases this was tested with (major.minor: 2.6.1 and 2.7.0 by tools/test_pyg_versions.sh,
 # 2.8.1 in CI); others get a warning and no change.
@@ -168,6 +170,11 @@ def accelerate() -> bool:
                           (RGCNConv, _hetero.make_rgcn_forward)):
             original_forward = cls.__dict__["forward"]
             _set(cls, "forward", original_forward, make(original_forward))
+        # SAGEConv: its two linear maps as one product plus one in-place product.
+        from torch_geometric.nn.conv import SAGEConv
+
+        original_forward = SAGEConv.__dict__["forward"]
+        _set(SAGEConv, "forward", original_forward, _sage.make_sage_forward(original_forward))
         _propagate.state.active = True
         return True
 
