@@ -534,6 +534,19 @@ def test_sage_linear_maps_are_fused_unless_hooked(monkeypatch):
         _assert_close(hooked, ref, "hooked SAGEConv")
 
 
+@pytest.mark.parametrize("bias", [True, False])
+def test_sage_rooted_linear_gradcheck(bias):
+    from edgewise.torch.pyg._sage import _RootedLinear
+
+    g = torch.Generator().manual_seed(5)
+    args = [torch.randn(6, 3, generator=g, dtype=torch.float64, requires_grad=True),
+            torch.randn(6, 4, generator=g, dtype=torch.float64, requires_grad=True),
+            torch.randn(2, 3, generator=g, dtype=torch.float64, requires_grad=True),
+            torch.randn(2, generator=g, dtype=torch.float64, requires_grad=True) if bias else None,
+            torch.randn(2, 4, generator=g, dtype=torch.float64, requires_grad=True)]
+    assert torch.autograd.gradcheck(_RootedLinear.apply, args)
+
+
 def test_untested_version_changes_nothing(monkeypatch):
     monkeypatch.setattr(torch_geometric, "__version__", "1.0.0")
     before = _patched_names()
