@@ -85,14 +85,23 @@ def test_hetero_linear_uses_segment_matmul(monkeypatch):
     assert calls == [1]
 
 
+@pytest.mark.parametrize("forced", [None, True, False])
 @pytest.mark.parametrize("types", [3, 12])
-def test_hetero_dict_linear(types):
+def test_hetero_dict_linear(monkeypatch, types, forced):
+    import torch_geometric.backend
+
+    monkeypatch.setattr(torch_geometric.backend, "use_segment_matmul", forced)
+    calls = []
+    original = _hetero.grouped_matmul
+    monkeypatch.setattr(_hetero, "grouped_matmul", lambda *a: calls.append(1) or original(*a))
     torch.manual_seed(2)
     in_channels = {f"t{i}": 4 + i for i in range(types)}
     lin = HeteroDictLinear(in_channels, 6)
     xs = {key: torch.randn(3 * (i + 1), c, requires_grad=True) for i, (key, c) in enumerate(in_channels.items())}
     del xs["t1"]  # a type without input
     _same_with_and_without(lin, lambda m: m(xs), list(xs.values()))
+    # PyG's switch decides; unset, the CPU keeps PyG's loop (measured faster there).
+    assert bool(calls) == bool(forced)
 
 
 def test_hetero_dict_linear_lazy():

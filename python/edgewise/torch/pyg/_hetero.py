@@ -70,12 +70,26 @@ def make_hetero_linear_forward(original):
     return forward
 
 
+def _grouped_pays_off(x_dict, device) -> bool:
+    """PyG's own rule for its fused path (torch_geometric.backend.use_segment_matmul, else
+    10 types or more), on CUDA only unless the user forces it: on the CPU a loop of
+    F.linear (MKL, the bias inside the product) measured faster than one grouped call
+    (benchmarks/compare_hetero.py, HeteroDictLinear rows)."""
+    import torch_geometric.backend
+
+    forced = torch_geometric.backend.use_segment_matmul
+    if forced is not None:
+        return bool(forced)
+    return device.type == "cuda" and len(x_dict) >= 10
+
+
 def make_hetero_dict_linear_forward(original):
     def forward(self, x_dict):
         keys = [key for key in self.lins.keys() if key in x_dict]
         xs = [x_dict[key] for key in keys]
         lins = [self.lins[key] for key in keys]
-        if (torch.jit.is_scripting() or not keys or any(not _is_float(x) or x.dim() != 2 for x in xs)
+        if (torch.jit.is_scripting() or not keys or not _grouped_pays_off(x_dict, xs[0].device)
+                or any(not _is_float(x) or x.dim() != 2 for x in xs)
                 or any(x.dtype != xs[0].dtype or x.device != xs[0].device for x in xs)
                 or any(lin.weight.dtype != xs[0].dtype or lin.weight.device != xs[0].device for lin in lins)):
             return original(self, x_dict)
