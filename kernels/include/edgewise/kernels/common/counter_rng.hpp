@@ -38,6 +38,9 @@ enum RngSalt : uint64_t {
   kSaltSyntheticGraphs = 10,  // graph collections: the synthetic two-class set
   kSaltBatchOrder = 11,    // training: the order of minibatches per epoch
   kSaltCalibration = 12,   // aggregation cost model: synthetic calibration graphs
+  kSaltCommunity = 13,     // mag-like generator: planted community of a typed node
+  kSaltTypedEdges = 14,    // mag-like generator: out-edges of a typed source node
+  kSaltCentroids = 15,     // mag-like generator: feature centroid of a community
   kSaltNegativePairs = 0x4C494E4B00000001ull,  // link prediction: negative pairs
   kSaltLinkShuffle = 0x4C494E4B00000002ull,    // link prediction: split shuffle
   kSaltSplitNegatives = 0x4C494E4B00000003ull,  // link prediction: valid / test negatives
