@@ -1,10 +1,12 @@
-# The programs of apps/ (edgewise-train, edgewise-bench, minibatch_sage) run with bad
+# The programs of apps/ (edgewise-train, edgewise-bench, minibatch_sage) and the
+# examples/hetero_sage example run with bad
 # flags and bad output paths (exit code, the flag named on stderr) and with a
 # dataset whose name needs escaping (the JSON and SVG must parse). Seconds, synthetic
 # data only; needs Python 3 with NumPy and pytest. A program not built (e.g. the
 # asan preset has no benchmarks) has its tests skipped.
 set(programs_env PYTHONDONTWRITEBYTECODE=1)
-foreach(pair "edgewise-train;EDGEWISE_TRAIN" "edgewise-bench;EDGEWISE_BENCH" "minibatch_sage;EDGEWISE_MINIBATCH_SAGE")
+foreach(pair "edgewise-train;EDGEWISE_TRAIN" "edgewise-bench;EDGEWISE_BENCH" "minibatch_sage;EDGEWISE_MINIBATCH_SAGE"
+             "hetero_sage;EDGEWISE_HETERO_SAGE")
   list(GET pair 0 program)
   list(GET pair 1 variable)
   if(TARGET ${program})

@@ -17,6 +17,7 @@ import pytest
 TRAIN = os.environ.get("EDGEWISE_TRAIN", "")
 BENCH = os.environ.get("EDGEWISE_BENCH", "")
 MINIBATCH = os.environ.get("EDGEWISE_MINIBATCH_SAGE", "")
+HETERO_SAGE = os.environ.get("EDGEWISE_HETERO_SAGE", "")
 
 # A fast run: a small synthetic graph, a couple of epochs, no progress lines.
 FAST = ["--dataset", "synthetic", "--synthetic-nodes", "1000", "--epochs", "2", "--log-every", "0"]
@@ -24,6 +25,7 @@ FAST = ["--dataset", "synthetic", "--synthetic-nodes", "1000", "--epochs", "2", 
 needs_train = pytest.mark.skipif(not TRAIN, reason="edgewise-train not built ($EDGEWISE_TRAIN unset; run via ctest)")
 needs_bench = pytest.mark.skipif(not BENCH, reason="edgewise-bench not built ($EDGEWISE_BENCH unset; run via ctest)")
 needs_minibatch = pytest.mark.skipif(not MINIBATCH, reason="minibatch_sage not built ($EDGEWISE_MINIBATCH_SAGE unset)")
+needs_hetero_sage = pytest.mark.skipif(not HETERO_SAGE, reason="hetero_sage not built ($EDGEWISE_HETERO_SAGE unset)")
 
 
 def run(program, *args, cwd=None):
@@ -388,6 +390,17 @@ def test_minibatch_sage_runs_and_stops_on_a_diverging_loss():
     proc = run(MINIBATCH, "--dataset", "synthetic", "--epochs", "2", "--batch", "256", "--lr", "1e30")
     assert proc.returncode == 1
     assert "MiniBatchTrainer: the training loss is" in proc.stderr, proc.stderr
+
+
+@needs_hetero_sage
+def test_hetero_sage_example_learns_and_rejects_bad_arguments():
+    proc = run(HETERO_SAGE, "1000")
+    assert proc.returncode == 0, proc.stderr
+    accuracy = float(proc.stdout.strip().splitlines()[-1].split()[-1])
+    assert accuracy > 0.5, proc.stdout  # 8 planted classes: chance is 0.125
+    for bad in (["abc"], ["50"], ["2000", "3"]):
+        proc = run(HETERO_SAGE, *bad)
+        assert proc.returncode == 2 and "error:" in proc.stderr and not proc.stdout, (bad, proc.stderr)
 
 
 @needs_train
