@@ -2,14 +2,31 @@
 // partition node-classification tasks (one copy, instead of one per test file).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "edgewise/gnn/data/synthetic.hpp"
 #include "edgewise/gnn/train/trainer.hpp"
 
 namespace edgewise::test {
+
+// Edges as sorted (source, destination) pairs: edge sets compared whatever their order.
+using EdgePairs = std::vector<std::pair<int64_t, int64_t>>;
+
+inline EdgePairs sorted_pairs(const std::vector<int64_t>& src, const std::vector<int64_t>& dst) {
+  EdgePairs p;
+  for (size_t k = 0; k < src.size(); ++k) p.emplace_back(src[k], dst[k]);
+  std::sort(p.begin(), p.end());
+  return p;
+}
+
+inline EdgePairs edges_of(const gnn::Graph& g) {
+  auto [src, dst] = g.to(Device::cpu()).coo();
+  return sorted_pairs(src, dst);
+}
 
 struct EdgeList {
   int64_t n = 0;

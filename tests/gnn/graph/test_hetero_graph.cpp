@@ -17,20 +17,6 @@ namespace {
 
 using namespace gnn;
 
-using Pairs = std::vector<std::pair<int64_t, int64_t>>;
-
-Pairs sorted_pairs(const std::vector<int64_t>& src, const std::vector<int64_t>& dst) {
-  Pairs p;
-  for (size_t k = 0; k < src.size(); ++k) p.emplace_back(src[k], dst[k]);
-  std::sort(p.begin(), p.end());
-  return p;
-}
-
-Pairs edges_of(const Graph& g) {
-  auto [src, dst] = g.to(Device::cpu()).coo();
-  return sorted_pairs(src, dst);
-}
-
 const EdgeType kWrites{"author", "writes", "paper"};
 const EdgeType kCites{"paper", "cites", "paper"};
 const EdgeType kWrittenBy{"paper", "written_by", "author"};

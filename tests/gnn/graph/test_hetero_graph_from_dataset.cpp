@@ -11,26 +11,13 @@
 
 #include "edgewise/gnn/data/synthetic_hetero.hpp"
 #include "edgewise/gnn/graph/hetero_graph_from_dataset.hpp"
+#include "gnn_test_data.hpp"
 #include "test_support.hpp"
 
 namespace edgewise::test {
 namespace {
 
 using namespace gnn;
-
-using Pairs = std::vector<std::pair<int64_t, int64_t>>;
-
-Pairs sorted_pairs(const std::vector<int64_t>& src, const std::vector<int64_t>& dst) {
-  Pairs p;
-  for (size_t k = 0; k < src.size(); ++k) p.emplace_back(src[k], dst[k]);
-  std::sort(p.begin(), p.end());
-  return p;
-}
-
-Pairs edges_of(const Graph& g) {
-  auto [src, dst] = g.to(Device::cpu()).coo();
-  return sorted_pairs(src, dst);
-}
 
 const HeteroDataset& small_mag() {
   static const HeteroDataset d = mag_like_graph({.papers = 2'000, .features = 1}, test_seed());
