@@ -534,6 +534,23 @@ def test_sage_linear_maps_are_fused_unless_hooked(monkeypatch):
         _assert_close(hooked, ref, "hooked SAGEConv")
 
 
+def test_sage_fused_edge_cases_match_pyg():
+    """No edges, no nodes, and shapes that do not chain (PyG's own error, unchanged)."""
+    conv = pyg_conv.SAGEConv(C, C_OUT).double()
+    empty_edges = torch.zeros(2, 0, dtype=torch.long)
+    for x in (torch.randn(5, C, dtype=torch.float64), torch.randn(0, C, dtype=torch.float64)):
+        ref = conv(x, empty_edges)
+        with ew_pyg.accelerated():
+            _assert_close(conv(x, empty_edges), ref, f"SAGEConv on {x.size(0)} nodes, no edges")
+    bipartite = ((torch.randn(6, C, dtype=torch.float64), torch.randn(4, C + 1, dtype=torch.float64)),
+                 torch.tensor([[0, 5], [1, 3]]))
+    with pytest.raises(RuntimeError) as pyg_error:
+        conv(*bipartite)
+    with ew_pyg.accelerated(), pytest.raises(RuntimeError) as ours:
+        conv(*bipartite)
+    assert str(ours.value) == str(pyg_error.value)
+
+
 @pytest.mark.parametrize("bias", [True, False])
 def test_sage_rooted_linear_gradcheck(bias):
     from edgewise.torch.pyg._sage import _RootedLinear

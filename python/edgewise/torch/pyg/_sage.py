@@ -14,7 +14,8 @@ epoch reuses the previous epoch's pages instead of faulting in fresh ones.
 Everything but the linear maps is PyG's: ``project``, ``propagate`` (itself
 accelerated), ``normalize``. The fused path is taken only when both maps are
 initialised PyG / torch ``Linear`` modules without hooks, the operands are 2-D of one
-floating dtype, and nothing is scripting; otherwise PyG's own forward runs.
+floating dtype with shapes that chain, and nothing is scripting; otherwise PyG's own
+forward runs (and raises PyG's errors).
 """
 
 import torch
@@ -40,7 +41,9 @@ def _plain_linear(module, operand) -> bool:
 def _fusable(self, out, x_r) -> bool:
     return (self.root_weight and isinstance(x_r, Tensor) and isinstance(out, Tensor) and out.dim() == 2
             and x_r.dim() == 2 and out.dtype == x_r.dtype and out.dtype.is_floating_point
-            and out.device == x_r.device and _plain_linear(self.lin_l, out) and _plain_linear(self.lin_r, x_r))
+            and out.device == x_r.device and out.size(0) == x_r.size(0) and _plain_linear(self.lin_l, out)
+            and _plain_linear(self.lin_r, x_r) and self.lin_l.weight.size(1) == out.size(1)
+            and self.lin_r.weight.size(1) == x_r.size(1))
 
 
 class _RootedLinear(torch.autograd.Function):
