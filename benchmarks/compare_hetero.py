@@ -4,7 +4,8 @@ with and without ``edgewise.torch.pyg.accelerate()``, in one process on the same
 - segment_matmul: ``edgewise.torch.segment_matmul`` against PyG's own fallback (a
   Python loop of ``torch.matmul`` over types: HeteroLinear.forward_naive) at T = 8 /
   64 / 512 types over N rows (default 100 000, K = M = 64), forward and forward +
-  backward; grouped_matmul against a list of matmuls at the same T;
+  backward; grouped_matmul against a list of matmuls at the same T; each in float32
+  and bfloat16 (``--hetero-dtypes``);
 - rgcn: a 2-layer PyG RGCNConv model (8 relation types, mean aggregation) on an
   R-MAT graph (default 1M nodes / 10M edges / 64 features) — one training epoch
   (forward + backward + Adam), median over epochs, each way;
@@ -24,7 +25,9 @@ import edgewise
 
 OPTIONS = {"rows": 100_000, "channels": 64, "types": "8,64,512", "nodes": 1_000_000, "edges": 10_000_000,
            "features": 64, "hidden": 64, "relations": 8, "papers": 1_000_000, "epochs": 3, "accuracy_runs": 0,
-           "accuracy_papers": 20_000, "accuracy_epochs": 60, "parts": "matmul,rgcn,to_hetero"}
+           "accuracy_papers": 20_000, "accuracy_epochs": 60, "parts": "matmul,rgcn,to_hetero",
+           "dtypes": "float32,bfloat16"}
+MATMUL_DTYPES = ("float32", "bfloat16")
 
 
 def _median_ms(fn, repeats):
@@ -52,33 +55,44 @@ def _matmul_rows(records, repeats):
     o = OPTIONS
     n, c = o["rows"], o["channels"]
     print(f"hetero/segment_matmul: N={n} K=M={c}, {torch.get_num_threads()} threads")
-    gen = torch.Generator().manual_seed(0)
-    for types in [int(t) for t in o["types"].split(",") if t]:
-        cuts = torch.sort(torch.randint(0, n + 1, (types - 1,), generator=gen)).values
-        ptr = torch.cat([torch.zeros(1, dtype=torch.int64), cuts, torch.full((1,), n, dtype=torch.int64)])
-        bounds = ptr.tolist()
-        x = torch.randn(n, c, generator=gen, requires_grad=True)
-        w = torch.randn(types, c, c, generator=gen, requires_grad=True)
-        g = torch.randn(n, c, generator=gen)
+    for dtype_name in o["dtypes"].split(","):
+        dtype = getattr(torch, dtype_name)
+        suffix = "" if dtype == torch.float32 else f"/{dtype_name}"
+        gen = torch.Generator().manual_seed(0)
+        for types in [int(t) for t in o["types"].split(",") if t]:
+            _matmul_case(records, repeats, gen, n, c, types, dtype, suffix)
 
-        def loop():  # PyG's HeteroLinear.forward_naive
-            out = x.new_empty(n, c)
-            for i in range(types):
-                out[bounds[i]:bounds[i + 1]] = x[bounds[i]:bounds[i + 1]] @ w[i]
-            return out
 
-        with torch.no_grad():
-            fast = _median_ms(lambda: ew.segment_matmul(x, ptr, w), repeats)
-            plain = _median_ms(loop, repeats)
-        _record(records, f"hetero/segment_matmul/fwd/T={types}", fast, plain, "loop of torch.matmul")
-        fast = _median_ms(lambda: ew.segment_matmul(x, ptr, w).backward(g), repeats)
-        plain = _median_ms(lambda: loop().backward(g), repeats)
-        _record(records, f"hetero/segment_matmul/fwd+bwd/T={types}", fast, plain, "loop of torch.matmul")
-        xs = [x.detach()[bounds[i]:bounds[i + 1]] for i in range(types)]
-        ws = [w.detach()[i] for i in range(types)]
-        fast = _median_ms(lambda: ew.grouped_matmul(xs, ws), repeats)
-        plain = _median_ms(lambda: [a @ b for a, b in zip(xs, ws)], repeats)
-        _record(records, f"hetero/grouped_matmul/fwd/T={types}", fast, plain, "list of torch.matmul")
+def _matmul_case(records, repeats, gen, n, c, types, dtype, suffix):
+    import torch
+
+    import edgewise.torch as ew
+
+    cuts = torch.sort(torch.randint(0, n + 1, (types - 1,), generator=gen)).values
+    ptr = torch.cat([torch.zeros(1, dtype=torch.int64), cuts, torch.full((1,), n, dtype=torch.int64)])
+    bounds = ptr.tolist()
+    x = torch.randn(n, c, generator=gen).to(dtype).requires_grad_()
+    w = torch.randn(types, c, c, generator=gen).to(dtype).requires_grad_()
+    g = torch.randn(n, c, generator=gen).to(dtype)
+
+    def loop():  # PyG's HeteroLinear.forward_naive
+        out = x.new_empty(n, c)
+        for i in range(types):
+            out[bounds[i]:bounds[i + 1]] = x[bounds[i]:bounds[i + 1]] @ w[i]
+        return out
+
+    with torch.no_grad():
+        fast = _median_ms(lambda: ew.segment_matmul(x, ptr, w), repeats)
+        plain = _median_ms(loop, repeats)
+    _record(records, f"hetero/segment_matmul/fwd/T={types}{suffix}", fast, plain, "loop of torch.matmul")
+    fast = _median_ms(lambda: ew.segment_matmul(x, ptr, w).backward(g), repeats)
+    plain = _median_ms(lambda: loop().backward(g), repeats)
+    _record(records, f"hetero/segment_matmul/fwd+bwd/T={types}{suffix}", fast, plain, "loop of torch.matmul")
+    xs = [x.detach()[bounds[i]:bounds[i + 1]] for i in range(types)]
+    ws = [w.detach()[i] for i in range(types)]
+    fast = _median_ms(lambda: ew.grouped_matmul(xs, ws), repeats)
+    plain = _median_ms(lambda: [a @ b for a, b in zip(xs, ws)], repeats)
+    _record(records, f"hetero/grouped_matmul/fwd/T={types}{suffix}", fast, plain, "list of torch.matmul")
 
 
 def _epochs(model, step, epochs):

@@ -15,7 +15,8 @@ where it is not, says so and exits 0. PyTorch is never a build or CI dependency.
                                (PyG's own layers / models with and without edgewise.torch.pyg.accelerate();
                                 compare_pyg_accelerate.py)
     ... --filter hetero [--hetero-rows N --hetero-types 8,64,512 --hetero-nodes N --hetero-edges E
-                         --hetero-papers P --hetero-parts matmul,rgcn,to_hetero --hetero-accuracy-runs R]
+                         --hetero-papers P --hetero-parts matmul,rgcn,to_hetero --hetero-accuracy-runs R
+                         --hetero-dtypes float32,bfloat16]
                         (segment_matmul / grouped_matmul vs torch.matmul loops; PyG RGCNConv and
                          to_hetero(SAGE) with and without accelerate(); compare_hetero.py)
     ... --filter dgl   (DGL's copy_u_sum / copy_u_max and GraphConv GCN; needs dgl, e.g. in its own venv:
@@ -189,6 +190,8 @@ def main():
                      help="papers of the mag-shaped graph (to_hetero)")
     het.add_argument("--hetero-epochs", type=int, default=HETERO_OPTIONS["epochs"], help="timed epochs each way")
     het.add_argument("--hetero-parts", default=HETERO_OPTIONS["parts"], help="comma list of matmul, rgcn, to_hetero")
+    het.add_argument("--hetero-dtypes", default=HETERO_OPTIONS["dtypes"],
+                     help="comma list of float32, bfloat16 (the typed-matmul rows)")
     het.add_argument("--hetero-accuracy-runs", type=int, default=HETERO_OPTIONS["accuracy_runs"],
                      help="seeds per model for the accuracy comparison (0: skip)")
     het.add_argument("--hetero-accuracy-papers", type=int, default=HETERO_OPTIONS["accuracy_papers"],
@@ -208,9 +211,11 @@ def main():
         parser.error(f"--hetero-types takes a comma list of positive type counts (got {args.hetero_types!r})")
     if any(p not in ("matmul", "rgcn", "to_hetero") for p in args.hetero_parts.split(",")):
         parser.error(f"--hetero-parts takes a comma list of matmul, rgcn, to_hetero (got {args.hetero_parts!r})")
+    if not args.hetero_dtypes or any(d not in MATMUL_DTYPES for d in args.hetero_dtypes.split(",")):
+        parser.error(f"--hetero-dtypes takes a comma list of {', '.join(MATMUL_DTYPES)} (got {args.hetero_dtypes!r})")
     HETERO_OPTIONS.update({key: getattr(args, "hetero_" + key) for key in (
         "rows", "types", "nodes", "edges", "papers", "epochs", "parts", "accuracy_runs", "accuracy_papers",
-        "accuracy_epochs")})
+        "accuracy_epochs", "dtypes")})
     for key in ("nodes", "edges", "epochs"):
         if getattr(args, "pyg_" + key) < 1:
             parser.error(f"--pyg-{key} must be positive (got {getattr(args, 'pyg_' + key)})")
@@ -786,7 +791,7 @@ def dgl_cases(rng, repeats, records, name_filter):
 
 from compare_torch_scatter_api import scatter_api_cases  # noqa: E402  (the section lives in its own file)
 from compare_pyg_accelerate import OPTIONS as PYG_OPTIONS, pyg_accelerate_cases  # noqa: E402
-from compare_hetero import OPTIONS as HETERO_OPTIONS, hetero_cases  # noqa: E402
+from compare_hetero import MATMUL_DTYPES, OPTIONS as HETERO_OPTIONS, hetero_cases  # noqa: E402
 
 SECTIONS = [segment_cases, scatter_cases, sort_rle_offsets_cases, segment_tree_cases, gcn_epoch_cases, galloping_cases, spmm_cases,
             torch_nn_cases, gat_epoch_cases, dgl_cases, scatter_api_cases, pyg_accelerate_cases,

@@ -433,7 +433,7 @@ def grouped_matmul(inputs: collections.abc.Sequence, others: collections.abc.Seq
     """
     Independent products in one call: out[i] = op(inputs[i]) @ op(others[i]).
     
-    inputs, others: sequences of one length of 2-D float32 or float64 arrays, one dtype and
+    inputs, others: sequences of one length of 2-D float32, float64 or bfloat16 arrays, one dtype and
     device; op transposes when transpose_a / transpose_b. Returns a list of outputs.
     """
 def host_buffer(nbytes: typing.SupportsInt | typing.SupportsIndex) -> numpy.ndarray:
@@ -671,7 +671,7 @@ def segment_matmul(x: typing.Any, ptr: typing.Any, weight: typing.Any, *, transp
     """
     Typed matrix product: out[r] = x[r] @ weight[t] for r in ptr[t]:ptr[t+1].
     
-    x: float32 or float64 [N, K]. ptr: host integer array [T + 1] (ptr[0] == 0,
+    x: float32, float64 or bfloat16 (accumulated in float) [N, K]. ptr: host integer array [T + 1] (ptr[0] == 0,
     nondecreasing, ptr[T] == N). weight: [T, K, M] of x's dtype ([T, M, K] with
     transpose_weight, which multiplies by weight[t]^T: the input gradient).
     Returns out [N, M] on x's device.

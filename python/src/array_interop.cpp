@@ -85,9 +85,13 @@ Consumed consume_capsule(py::object capsule, const char* op, const char* name) {
   return consumed;
 }
 
-// Whether a DLPack tensor is C-contiguous (size-1 dimensions may have any stride).
+// Whether a DLPack tensor is C-contiguous (size-1 dimensions may have any stride, and
+// an array without elements any strides at all).
 bool is_c_contiguous(const DLTensor& t) {
   if (t.strides == nullptr) return true;
+  for (int d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] == 0) return true;
+  }
   int64_t expected = 1;
   for (int d = t.ndim - 1; d >= 0; --d) {
     if (t.shape[d] != 1 && t.strides[d] != expected) return false;

@@ -49,7 +49,7 @@ py::object segment_matmul_py(const py::object& x_in, const py::object& ptr_in, c
   EW_REQUIRE(weight.ndim() == 3, kOp, ": weight must be 3-D [T, K, M] (got ", weight.ndim(), "-D)");
   EW_REQUIRE(weight.shape[0] + 1 == static_cast<int64_t>(ptr.size()), kOp, ": weight has ", weight.shape[0],
              " types but ptr has ", ptr.size(), " elements (must be T + 1)");
-  return dispatch_float(x, kOp, "x", [&](auto t) -> py::object {
+  return dispatch_dtype(MatmulDTypes{}, x, kOp, "x", [&](auto t) -> py::object {
     using T = decltype(t);
     require_float<T>(weight, kOp, "weight");
     MatrixView<const T> xv = x.matrix<T>(kOp, "x");
@@ -77,7 +77,7 @@ py::object segment_matmul_weight_grad_py(const py::object& x_in, const py::objec
   EW_REQUIRE(x.ndim() == 2, kOp, ": x must be 2-D [N, K] (got ", x.ndim(), "-D)");
   EW_REQUIRE(grad.ndim() == 2, kOp, ": grad_out must be 2-D [N, M] (got ", grad.ndim(), "-D)");
   EW_REQUIRE(!ptr.empty(), kOp, ": ptr must have T + 1 >= 2 elements (got 0)");
-  return dispatch_float(x, kOp, "x", [&](auto t) -> py::object {
+  return dispatch_dtype(MatmulDTypes{}, x, kOp, "x", [&](auto t) -> py::object {
     using T = decltype(t);
     require_float<T>(grad, kOp, "grad_out");
     MatrixView<const T> xv = x.matrix<T>(kOp, "x");
@@ -113,7 +113,7 @@ py::object grouped_matmul_py(const py::sequence& a_in, const py::sequence& b_in,
   }
   py::list results;
   if (a.empty()) return results;
-  return dispatch_float(a[0], kOp, "inputs[0]", [&](auto t) -> py::object {
+  return dispatch_dtype(MatmulDTypes{}, a[0], kOp, "inputs[0]", [&](auto t) -> py::object {
     using T = decltype(t);
     std::vector<MatrixView<const T>> av, bv;
     std::vector<MatrixView<T>> ov;
@@ -145,7 +145,7 @@ void register_segment_matmul(py::module_& m) {
         py::arg("transpose_weight") = false, py::arg("stream") = py::none(),
         R"doc(Typed matrix product: out[r] = x[r] @ weight[t] for r in ptr[t]:ptr[t+1].
 
-x: float32 or float64 [N, K]. ptr: host integer array [T + 1] (ptr[0] == 0,
+x: float32, float64 or bfloat16 (accumulated in float) [N, K]. ptr: host integer array [T + 1] (ptr[0] == 0,
 nondecreasing, ptr[T] == N). weight: [T, K, M] of x's dtype ([T, M, K] with
 transpose_weight, which multiplies by weight[t]^T: the input gradient).
 Returns out [N, M] on x's device.)doc");
@@ -159,7 +159,7 @@ Returns grad_weight [T, K, M] (zeros for a type without rows).)doc");
         py::arg("transpose_a") = false, py::arg("transpose_b") = false, py::arg("stream") = py::none(),
         R"doc(Independent products in one call: out[i] = op(inputs[i]) @ op(others[i]).
 
-inputs, others: sequences of one length of 2-D float32 or float64 arrays, one dtype and
+inputs, others: sequences of one length of 2-D float32, float64 or bfloat16 arrays, one dtype and
 device; op transposes when transpose_a / transpose_b. Returns a list of outputs.)doc");
 }
 

@@ -22,6 +22,8 @@ template <class... Ts>
 struct DTypes {};
 
 using FloatDTypes = DTypes<float, double>;
+// The dense products (segment_matmul, grouped_matmul): bfloat16 accumulates in float.
+using MatmulDTypes = DTypes<float, double, BFloat16>;
 
 template <class... Ts>
 DTypes<Ts...> dtypes_of(TypeList<Ts...>);
@@ -70,7 +72,7 @@ auto dispatch_index(const Array& indices, F&& f) {
 // The floating-point arguments of one call share a dtype: no silent float32 <-> float64 casts.
 template <class T>
 void require_float(const Array& array, const char* op, const char* name) {
-  EW_REQUIRE(array.is<T>(), op, ": ", name, " must be ", sizeof(T) == 8 ? "float64" : "float32",
+  EW_REQUIRE(array.is<T>(), op, ": ", name, " must be ", dtype_name(dl_dtype_of<T>()),
              " like the other floating-point arguments (got ", array.dtype_str(), ")");
 }
 

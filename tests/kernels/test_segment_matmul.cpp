@@ -1,6 +1,6 @@
 // segment_matmul, its weight gradient and grouped_matmul against the double-precision
 // oracles: segment regimes (empty types, one-row types, T = 1, one huge type, power
-// law), widths around the block sizes, float and double, transposed weights, weight
+// law), widths around the block sizes, float, double and bfloat16, transposed weights, weight
 // gradients long enough to be split, every transpose of grouped products, empty and
 // zero-width products, poisoned outputs, bitwise reproducibility across thread counts,
 // and bad input (named, outputs untouched).
@@ -32,6 +32,39 @@ std::vector<T> as_type(const std::vector<double>& v) {
 }
 
 template <class T>
+const char* type_name() {
+  if constexpr (std::is_same_v<T, BFloat16>) return "bfloat16";
+  return sizeof(T) == 4 ? "float" : "double";
+}
+
+// Values in [-1, 1); bfloat16 ones are float values rounded, so the oracle sees the
+// exact inputs the kernel reads.
+template <class T>
+std::vector<T> random_elements(std::mt19937_64& rng, int64_t n) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    const auto f = random_values<float>(rng, n, -1, 1);
+    return std::vector<BFloat16>(f.begin(), f.end());
+  } else {
+    return random_values<T>(rng, n, -1, 1);
+  }
+}
+
+// A product against its oracle. bfloat16 outputs are float sums rounded once: within
+// half a bfloat16 ulp (2^-8 relative) of the exact value, plus float's accumulation
+// error; rounding partial sums on the way would exceed it.
+template <class T>
+::testing::AssertionResult matches(const std::vector<T>& got, const reference::ProductRef& ref) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    const std::vector<double> widened(got.begin(), got.end());
+    std::vector<double> tol(ref.value.size());
+    for (size_t i = 0; i < tol.size(); ++i) tol[i] = std::ldexp(std::fabs(ref.value[i]), -8) + 1e-5 * ref.scale[i];
+    return close_to(widened, ref.value, tol, 1.0, 0);
+  } else {
+    return close_to(got, as_type<T>(ref.value), ref.scale, rtol_for<T>(), 0);
+  }
+}
+
+template <class T>
 MatrixView<const T> cview(const Buffer<T>& b, int64_t rows, int64_t cols) {
   return {b.data(), rows, cols, b.device()};
 }
@@ -44,13 +77,13 @@ template <class T>
 void check_segments(Device device, const std::vector<int64_t>& lengths, int64_t K, int64_t M, uint64_t salt,
                     const std::string& label) {
   SCOPED_TRACE(label + " T=" + std::to_string(lengths.size()) + " K=" + std::to_string(K) + " M=" +
-               std::to_string(M) + (sizeof(T) == 4 ? " float" : " double"));
+               std::to_string(M) + " " + type_name<T>());
   auto rng = rng_for(salt);
   const auto ptr = offsets_from_lengths(lengths);
   const int64_t N = ptr.back(), types = static_cast<int64_t>(lengths.size());
-  const auto x = random_values<T>(rng, N * K, -1, 1);
-  const auto w = random_values<T>(rng, types * K * M, -1, 1);
-  const auto g = random_values<T>(rng, N * M, -1, 1);
+  const auto x = random_elements<T>(rng, N * K);
+  const auto w = random_elements<T>(rng, types * K * M);
+  const auto g = random_elements<T>(rng, N * M);
   const auto xd = to_device(x, device), wd = to_device(w, device), gd = to_device(g, device);
   Context ctx(device);
   const VectorView<const int64_t> pv(ptr.data(), static_cast<int64_t>(ptr.size()));
@@ -58,18 +91,18 @@ void check_segments(Device device, const std::vector<int64_t>& lengths, int64_t 
   auto out = poisoned<T>(N * M, device);
   segment_matmul<T>(pv, cview(xd, N, K), cview(wd, types * K, M), mview(out, N, M), ctx);
   const auto fwd = reference::segment_matmul_ref(ptr, x, K, w, M, false);
-  EXPECT_TRUE(close_to(out.to_host_vector(), as_type<T>(fwd.value), fwd.scale, rtol_for<T>(), 0)) << "forward";
+  EXPECT_TRUE(matches(out.to_host_vector(), fwd)) << "forward";
 
   // transpose_weight: grad_x = grad @ weight[t]^T with weight read as [T*K, M] = [T*M', K'].
   auto gx = poisoned<T>(N * K, device);
   segment_matmul<T>(pv, cview(gd, N, M), cview(wd, types * K, M), mview(gx, N, K), ctx, true);
   const auto bwd = reference::segment_matmul_ref(ptr, g, M, w, K, true);
-  EXPECT_TRUE(close_to(gx.to_host_vector(), as_type<T>(bwd.value), bwd.scale, rtol_for<T>(), 0)) << "transposed";
+  EXPECT_TRUE(matches(gx.to_host_vector(), bwd)) << "transposed";
 
   auto gw = poisoned<T>(types * K * M, device);
   segment_matmul_weight_grad<T>(pv, cview(xd, N, K), cview(gd, N, M), mview(gw, types * K, M), ctx);
   const auto wref = reference::segment_matmul_weight_grad_ref(ptr, x, K, g, M);
-  EXPECT_TRUE(close_to(gw.to_host_vector(), as_type<T>(wref.value), wref.scale, rtol_for<T>(), 0)) << "weight grad";
+  EXPECT_TRUE(matches(gw.to_host_vector(), wref)) << "weight grad";
 }
 
 TEST_P(SegmentMatmulTest, SegmentRegimesAgainstOracle) {
@@ -99,6 +132,22 @@ TEST_P(SegmentMatmulTest, OneHugeTypeAndLongWeightGradients) {
   check_segments<float>(device(), {0, 3, 40001, 1, 25533, 7}, 4, 64, 10, "streamed output");
 }
 
+TEST_P(SegmentMatmulTest, BFloat16RoundsOnceAtEveryShape) {
+  auto rng = rng_for(2);
+  // Register-tiled widths (64, 32, 16; transposed weights are copied once), untiled
+  // ones, a tall weight gradient split along its rows, and empty / one-row types.
+  const std::pair<int64_t, int64_t> widths[] = {{64, 64}, {32, 16}, {16, 32}, {3, 5}, {65, 33}, {7, 130}};
+  uint64_t salt = 300;
+  for (const auto& [K, M] : widths) {
+    for (Regime regime : {Regime::Uniform, Regime::AllSingleton, Regime::OneHub, Regime::SparseEmpty}) {
+      for (int64_t types : {1, 8, 67}) {
+        check_segments<BFloat16>(device(), segment_lengths(rng, regime, types, 20), K, M, ++salt, "regime");
+      }
+    }
+  }
+  check_segments<BFloat16>(device(), {0, 3, 9000, 1, 0, 4100, 4096}, 16, 64, 10, "long weight gradients");
+}
+
 TEST_P(SegmentMatmulTest, EmptyInputs) {
   Context ctx(device());
   // N = 0 rows over two empty types: nothing written, weight gradient all zeros.
@@ -122,8 +171,8 @@ void check_grouped(Device device, MatmulTranspose tr, uint64_t salt) {
   std::vector<Buffer<T>> as, bs, outs;
   std::vector<std::vector<T>> ah, bh;
   for (const auto& [m, n, k] : shapes) {
-    ah.push_back(random_values<T>(rng, m * k, -1, 1));
-    bh.push_back(random_values<T>(rng, k * n, -1, 1));
+    ah.push_back(random_elements<T>(rng, m * k));
+    bh.push_back(random_elements<T>(rng, k * n));
     as.push_back(to_device(ah.back(), device));
     bs.push_back(to_device(bh.back(), device));
     outs.push_back(poisoned<T>(m * n, device));
@@ -141,8 +190,7 @@ void check_grouped(Device device, MatmulTranspose tr, uint64_t salt) {
   for (size_t i = 0; i < shapes.size(); ++i) {
     const auto [m, n, k] = shapes[i];
     const auto ref = reference::matmul_ref(ah[i].data(), bh[i].data(), m, n, k, tr.a, tr.b);
-    EXPECT_TRUE(close_to(outs[i].to_host_vector(), as_type<T>(ref.value), ref.scale, rtol_for<T>(), 0))
-        << "product " << i;
+    EXPECT_TRUE(matches(outs[i].to_host_vector(), ref)) << type_name<T>() << " product " << i;
   }
 }
 
@@ -152,6 +200,7 @@ TEST_P(SegmentMatmulTest, GroupedEveryTranspose) {
     for (bool tb : {false, true}) {
       check_grouped<float>(device(), {ta, tb}, ++salt);
       check_grouped<double>(device(), {ta, tb}, ++salt);
+      check_grouped<BFloat16>(device(), {ta, tb}, ++salt);
     }
   }
   Context ctx(device());
@@ -180,6 +229,25 @@ TEST(SegmentMatmulCpu, BitwiseAcrossThreadCounts) {
   const auto one = run(1);
   EXPECT_TRUE(equal_exactly(run(2), one));
   EXPECT_TRUE(equal_exactly(run(3), one));
+
+  // bfloat16: the same blocks, each widened and rounded alone.
+  const std::vector<BFloat16> xb(x.begin(), x.end()), wb(w.begin(), w.end()), gb(g.begin(), g.end());
+  auto run_bf16 = [&](int threads) {
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    std::vector<BFloat16> out(static_cast<size_t>(N * M)), gw(static_cast<size_t>(T * K * M));
+    Context ctx;
+    segment_matmul<BFloat16>(pv, {xb.data(), N, K}, {wb.data(), T * K, M}, {out.data(), N, M}, ctx);
+    segment_matmul_weight_grad<BFloat16>(pv, {xb.data(), N, K}, {gb.data(), N, M}, {gw.data(), T * K, M}, ctx);
+    omp_set_num_threads(saved);
+    std::vector<uint16_t> bits;
+    for (const BFloat16& v : out) bits.push_back(v.bits);
+    for (const BFloat16& v : gw) bits.push_back(v.bits);
+    return bits;
+  };
+  const auto one_bf16 = run_bf16(1);
+  EXPECT_TRUE(equal_exactly(run_bf16(2), one_bf16));
+  EXPECT_TRUE(equal_exactly(run_bf16(3), one_bf16));
 }
 
 // `call` throws std::invalid_argument whose message holds `needle`; `out` is untouched.

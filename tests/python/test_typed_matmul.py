@@ -1,8 +1,8 @@
 """segment_matmul and grouped_matmul (edgewise.torch, pyg-lib's names and signatures)
 against a loop of torch.matmul: seeded random inputs over empty types, one-row types,
-T = 1 and power-law segment sizes, float32 / float64, gradients of every input,
-biases, outputs left out of the loss, the torch.library contract (opcheck), the
-bfloat16 fallback and bad input named."""
+T = 1 and power-law segment sizes, float32 / float64 / bfloat16, gradients of every
+input, biases, outputs left out of the loss, the torch.library contract (opcheck), the
+float16 fallback and bad input named."""
 
 import numpy as np
 import pytest
@@ -82,9 +82,35 @@ def test_segment_matmul_ptr_dtypes_and_layouts():
                                _loop(xt.contiguous(), torch.tensor([0, 4, 10]), w))
 
 
-def test_segment_matmul_bfloat16_falls_back_to_the_loop():
-    x = torch.randn(9, 4).bfloat16()
-    w = torch.randn(3, 4, 2).bfloat16()
+def _bf16_close(got, exact):
+    """got (bfloat16) is exact (float64) rounded once: within a bfloat16 ulp, plus float's sum error."""
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got.double(), exact, rtol=2.0 ** -8, atol=1e-4)
+
+
+@pytest.mark.parametrize("regime", ["uniform", "empty_types", "one_row", "one_huge"])
+@pytest.mark.parametrize("types,k,m", [(1, 16, 8), (8, 64, 64), (64, 32, 16), (200, 7, 65)])
+def test_segment_matmul_bfloat16_rounds_float_sums_once(regime, types, k, m):
+    rng = np.random.default_rng(hash(("bf16", regime, types, k, m)) % 2**32)
+    ptr = torch.from_numpy(np.concatenate([[0], np.cumsum(_lengths(rng, regime, types))]).astype(np.int64))
+    gen = torch.Generator().manual_seed(int(rng.integers(1 << 30)))
+    n = int(ptr[-1])
+    x = torch.randn(n, k, generator=gen).bfloat16().requires_grad_()
+    w = torch.randn(types, k, m, generator=gen).bfloat16().requires_grad_()
+    g = torch.randn(n, m, generator=gen).bfloat16()
+    out = ew.segment_matmul(x, ptr, w)
+    x64, w64 = x.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+    exact = _loop(x64, ptr, w64)
+    _bf16_close(out, exact)
+    gx, gw = torch.autograd.grad(out, (x, w), g)
+    ex, ew_ = torch.autograd.grad(exact, (x64, w64), g.double())
+    _bf16_close(gx, ex)
+    _bf16_close(gw, ew_)
+
+
+def test_segment_matmul_float16_falls_back_to_the_loop():
+    x = torch.randn(9, 4).half()
+    w = torch.randn(3, 4, 2).half()
     ptr = torch.tensor([0, 2, 2, 9])
     assert torch.equal(ew.segment_matmul(x, ptr, w), _loop(x, ptr, w))
 
@@ -165,8 +191,26 @@ def test_grouped_matmul_edge_cases_and_errors():
         ew.grouped_matmul([torch.randn(2, 4)], [w.double()])
     with pytest.raises(ValueError, match="biases must have one entry per product"):
         ew.grouped_matmul([torch.randn(2, 4)], [w], [])
-    bf = ew.grouped_matmul([torch.randn(2, 4).bfloat16()], [w.bfloat16()])
-    assert bf[0].dtype == torch.bfloat16
+    half = ew.grouped_matmul([torch.randn(2, 4).half()], [w.half()])
+    assert half[0].dtype == torch.float16
+
+
+def test_grouped_matmul_bfloat16():
+    gen = torch.Generator().manual_seed(6)
+    shapes = [(5, 16, 32), (3, 32, 64), (0, 4, 4), (1, 1, 1), (700, 20, 9), (6, 0, 3), (9000, 8, 16)]
+    xs = [torch.randn(n, k, generator=gen).bfloat16().requires_grad_() for n, k, _ in shapes]
+    ws = [torch.randn(k, m, generator=gen).bfloat16().requires_grad_() for _, k, m in shapes]
+    outs = ew.grouped_matmul(xs, ws)
+    x64 = [x.detach().double().requires_grad_() for x in xs]
+    w64 = [w.detach().double().requires_grad_() for w in ws]
+    exact = [x @ w for x, w in zip(x64, w64)]
+    for out, exp in zip(outs, exact):
+        _bf16_close(out, exp)
+    grads = [torch.randn(o.shape, generator=gen).bfloat16() for o in outs]
+    got = torch.autograd.grad(outs, xs + ws, grads)
+    want = torch.autograd.grad(exact, x64 + w64, [g.double() for g in grads])
+    for a, b in zip(got, want):
+        _bf16_close(a, b)
 
 
 def test_ops_satisfy_the_torch_library_contract():

@@ -189,6 +189,7 @@ void grouped_matmul(std::span<const MatrixView<const T>> a, std::span<const Matr
                                   std::span<const MatrixView<T>>, Context&, MatmulTranspose);
 EW_INSTANTIATE(float)
 EW_INSTANTIATE(double)
+EW_INSTANTIATE(BFloat16)
 #undef EW_INSTANTIATE
 
 }  // namespace edgewise

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <type_traits>
 
 #include "cpu_isa/dispatch.hpp"
 #include "edgewise/kernels/common/context.hpp"
@@ -24,7 +25,7 @@ struct Gemm {
   bool trans_b = false;
 };
 
-// The CPU driver, one copy per ISA level (float; double: baseline only)
+// The CPU driver, one copy per ISA level (float and BFloat16; double: baseline only)
 // (segment_matmul_cpu.cpp; cpu_isa/dispatch.hpp).
 EW_DECLARE_PER_CPU_ISA(
     template <class T>
@@ -32,7 +33,7 @@ EW_DECLARE_PER_CPU_ISA(
 
 template <class T>
 void grouped_gemm_cpu(std::span<const Gemm<T>> gemms) {
-  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, grouped_gemm_cpu, gemms);
+  EW_DISPATCH_CPU_ISA_IF((kIsaDispatchedElement<T> || std::is_same_v<T, BFloat16>), grouped_gemm_cpu, gemms);
 }
 
 // One grouped cuBLAS call on ctx's stream (segment_matmul_cuda.cu).

@@ -1,7 +1,9 @@
 // The CPU driver of segment_matmul / grouped_matmul: every product is cut into fixed
 // blocks (output rows, or, for a long reduction, rows of the reduced dimension) and
 // the blocks of all products share one dynamic loop, so a thousand small types cost
-// one thread team, not a thousand. Each block is one single-thread Eigen product.
+// one thread team, not a thousand. Each block is one single-thread Eigen product (or
+// register tiles). bfloat16 products run in float: each block widens the rows it
+// reads, multiplies and rounds its output once, so every sum is accumulated in float.
 // Compiled once per ISA level (kernels/CMakeLists.txt).
 
 #ifndef EW_CPU_ISA_NS
@@ -61,7 +63,49 @@ constexpr int64_t kTiledMaxK = 256;
 
 template <class T>
 bool tiled(const Gemm<T>& g) {
-  return std::is_same_v<T, float> && !g.trans_a && g.k <= kTiledMaxK && tiles::is_tiled_width(g.n);
+  return (std::is_same_v<T, float> || std::is_same_v<T, BFloat16>) && !g.trans_a && g.k <= kTiledMaxK &&
+         tiles::is_tiled_width(g.n);
+}
+
+// A reduction longer than kReduceBlock with a small output (a weight gradient) is cut
+// along the reduction into partial products.
+template <class T>
+bool split_reduction(const Gemm<T>& g) {
+  return g.k > kReduceBlock && g.m * g.n <= kBlockWork;
+}
+
+// The type a product of T accumulates in: bfloat16 in float.
+template <class T>
+struct ComputeOf {
+  using type = T;
+};
+template <>
+struct ComputeOf<BFloat16> {
+  using type = float;
+};
+template <class T>
+using Compute = typename ComputeOf<T>::type;
+template <class T>
+inline constexpr bool kWidened = !std::is_same_v<T, Compute<T>>;
+
+// dst [rows, cols], dense = src's rows x cols at row stride `stride`, in float.
+void widen(const BFloat16* src, int64_t rows, int64_t cols, int64_t stride, float* dst) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const BFloat16* in = src + r * stride;
+    float* out = dst + r * cols;
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) out[c] = static_cast<float>(in[c]);
+  }
+}
+
+void narrow(const float* src, int64_t count, BFloat16* dst) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = BFloat16(src[i]);
+}
+
+// A per-thread scratch array of at least `size` floats (kept between calls).
+float* scratch(std::vector<float>& buffer, int64_t size) {
+  if (buffer.size() < static_cast<std::size_t>(size)) buffer.resize(static_cast<std::size_t>(size));
+  return buffer.data();
 }
 
 // One unit of the shared loop: rows [r0, r1) of gemm g's output, or, with partial >= 0,
@@ -115,10 +159,38 @@ void product_rows(const Gemm<T>& g, int64_t r0, int64_t r1, const T* b_untranspo
   else c.noalias() = a * b;
 }
 
+// product_rows of a bfloat16 product: b_float is its right operand already in float,
+// stored [k, n] or, when b_trans, [n, k].
+void widened_rows(const Gemm<BFloat16>& g, int64_t r0, int64_t r1, const float* b_float, bool b_trans) {
+  thread_local std::vector<float> a_buffer, c_buffer;
+  const int64_t rows = r1 - r0;
+  float* a = scratch(a_buffer, rows * g.k);
+  if (g.trans_a) widen(g.a + r0, g.k, rows, g.m, a);  // op(a) rows = a's columns: a [k, rows]
+  else widen(g.a + r0 * g.k, rows, g.k, g.k, a);
+  float* c = scratch(c_buffer, rows * g.n);
+  const Gemm<float> gf{a, b_float, c, rows, g.n, g.k, g.trans_a, b_trans};
+  product_rows(gf, 0, rows, b_float, 0);
+  narrow(c, rows * g.n, g.c + r0 * g.n);
+}
+
+// product_slice of a bfloat16 product, into float partials.
+void widened_slice(const Gemm<BFloat16>& g, int64_t k0, int64_t k1, float* out) {
+  thread_local std::vector<float> a_buffer, b_buffer;
+  const int64_t kb = k1 - k0;
+  float* a = scratch(a_buffer, kb * g.m);
+  float* b = scratch(b_buffer, kb * g.n);
+  if (g.trans_a) widen(g.a + k0 * g.m, kb, g.m, g.m, a);  // [kb, m]
+  else widen(g.a + k0, g.m, kb, g.k, a);                  // [m, kb]
+  if (g.trans_b) widen(g.b + k0, g.n, kb, g.k, b);        // [n, kb]
+  else widen(g.b + k0 * g.n, kb, g.n, g.n, b);            // [kb, n]
+  product_slice(Gemm<float>{a, b, out, g.m, g.n, kb, g.trans_a, g.trans_b}, 0, kb, out);
+}
+
 }  // namespace
 
 template <class T>
 void grouped_gemm_cpu(std::span<const Gemm<T>> gemms) {
+  using C = Compute<T>;
   std::vector<Block> blocks;
   std::vector<int64_t> partial_gemm;  // partials[p] belongs to gemm partial_gemm[p]
   int64_t output_bytes = 0;
@@ -131,8 +203,7 @@ void grouped_gemm_cpu(std::span<const Gemm<T>> gemms) {
       std::fill(g.c, g.c + g.m * g.n, T(0));
       continue;
     }
-    if (g.k > kReduceBlock && g.m * g.n <= kBlockWork) {
-      // A short, wide-reduction product (a weight gradient): split the reduction.
+    if (split_reduction(g)) {
       for (int64_t k0 = 0; k0 < g.k; k0 += kReduceBlock) {
         blocks.push_back({gi, k0, std::min(g.k, k0 + kReduceBlock), static_cast<int64_t>(partial_gemm.size())});
         partial_gemm.push_back(gi);
@@ -148,22 +219,30 @@ void grouped_gemm_cpu(std::span<const Gemm<T>> gemms) {
     const Gemm<T>& g = gemms[static_cast<std::size_t>(partial_gemm[p])];
     partial_at[p + 1] = partial_at[p] + g.m * g.n;
   }
-  std::vector<T> partials(static_cast<std::size_t>(partial_at.back()));
-  // The tiles read b as [k, n]: a transposed b is copied once per product, not per block.
+  std::vector<C> partials(static_cast<std::size_t>(partial_at.back()));
+  // Right operands copied once per product, not per block: the tiles read b as [k, n],
+  // so a transposed b is transposed; a bfloat16 b (read by row blocks) is widened.
+  const auto copied = [](const Gemm<T>& g) {
+    if (g.m == 0 || g.n == 0 || g.k == 0) return false;
+    return kWidened<T> ? !split_reduction(g) : tiled(g) && g.trans_b;
+  };
   std::vector<int64_t> copy_at(gemms.size() + 1, 0);
   for (std::size_t i = 0; i < gemms.size(); ++i) {
-    const Gemm<T>& g = gemms[i];
-    copy_at[i + 1] = copy_at[i] + (tiled(g) && g.trans_b && g.m > 0 ? g.k * g.n : 0);
+    copy_at[i + 1] = copy_at[i] + (copied(gemms[i]) ? gemms[i].k * gemms[i].n : 0);
   }
-  std::vector<T> b_copies(static_cast<std::size_t>(copy_at.back()));
+  std::vector<C> b_copies(static_cast<std::size_t>(copy_at.back()));
   const auto gemm_count = static_cast<int64_t>(gemms.size());
 #pragma omp parallel for schedule(dynamic, 16) if (copy_at.back() > 0)
   for (int64_t i = 0; i < gemm_count; ++i) {
     const Gemm<T>& g = gemms[static_cast<std::size_t>(i)];
-    T* dst = b_copies.data() + copy_at[static_cast<std::size_t>(i)];
+    C* dst = b_copies.data() + copy_at[static_cast<std::size_t>(i)];
     if (copy_at[static_cast<std::size_t>(i) + 1] == copy_at[static_cast<std::size_t>(i)]) continue;
-    for (int64_t p = 0; p < g.k; ++p)
-      for (int64_t j = 0; j < g.n; ++j) dst[p * g.n + j] = g.b[j * g.k + p];
+    if (g.trans_b && tiled(g)) {
+      for (int64_t p = 0; p < g.k; ++p)
+        for (int64_t j = 0; j < g.n; ++j) dst[p * g.n + j] = static_cast<C>(g.b[j * g.k + p]);
+    } else if constexpr (kWidened<T>) {
+      widen(g.b, 1, g.k * g.n, g.k * g.n, dst);  // as stored
+    }
   }
 
   const auto count = static_cast<int64_t>(blocks.size());
@@ -172,9 +251,15 @@ void grouped_gemm_cpu(std::span<const Gemm<T>> gemms) {
     const Block& blk = blocks[static_cast<std::size_t>(i)];
     const Gemm<T>& g = gemms[static_cast<std::size_t>(blk.gemm)];
     const std::size_t gi = static_cast<std::size_t>(blk.gemm);
-    const T* b_plain = copy_at[gi + 1] > copy_at[gi] ? b_copies.data() + copy_at[gi] : g.b;
-    if (blk.partial < 0) product_rows(g, blk.r0, blk.r1, b_plain, output_bytes);
-    else product_slice(g, blk.r0, blk.r1, partials.data() + partial_at[static_cast<std::size_t>(blk.partial)]);
+    C* partial = blk.partial < 0 ? nullptr : partials.data() + partial_at[static_cast<std::size_t>(blk.partial)];
+    if constexpr (kWidened<T>) {
+      if (partial != nullptr) widened_slice(g, blk.r0, blk.r1, partial);
+      else widened_rows(g, blk.r0, blk.r1, b_copies.data() + copy_at[gi], g.trans_b && !tiled(g));
+    } else {
+      const T* b_plain = copy_at[gi + 1] > copy_at[gi] ? b_copies.data() + copy_at[gi] : g.b;
+      if (partial != nullptr) product_slice(g, blk.r0, blk.r1, partial);
+      else product_rows(g, blk.r0, blk.r1, b_plain, output_bytes);
+    }
   }
   if (partial_gemm.empty()) return;
 
@@ -190,17 +275,20 @@ void grouped_gemm_cpu(std::span<const Gemm<T>> gemms) {
     const auto [first, last] = runs[static_cast<std::size_t>(r)];
     const Gemm<T>& g = gemms[static_cast<std::size_t>(partial_gemm[static_cast<std::size_t>(first)])];
     const int64_t size = g.m * g.n;
-    const T* p0 = partials.data() + partial_at[static_cast<std::size_t>(first)];
-    std::copy(p0, p0 + size, g.c);
+    // Summed in place in the first partial, then stored (rounded once for bfloat16).
+    C* sum = partials.data() + partial_at[static_cast<std::size_t>(first)];
     for (int64_t p = first + 1; p < last; ++p) {
-      const T* pp = partials.data() + partial_at[static_cast<std::size_t>(p)];
+      const C* pp = partials.data() + partial_at[static_cast<std::size_t>(p)];
 #pragma omp simd
-      for (int64_t e = 0; e < size; ++e) g.c[e] += pp[e];
+      for (int64_t e = 0; e < size; ++e) sum[e] += pp[e];
     }
+    if constexpr (kWidened<T>) narrow(sum, size, g.c);
+    else std::copy(sum, sum + size, g.c);
   }
 }
 
 template void grouped_gemm_cpu<float>(std::span<const Gemm<float>>);
+template void grouped_gemm_cpu<BFloat16>(std::span<const Gemm<BFloat16>>);
 #if EW_CPU_ISA_LEVEL == 0  // double: baseline copy only (kIsaDispatchedElement)
 template void grouped_gemm_cpu<double>(std::span<const Gemm<double>>);
 #endif

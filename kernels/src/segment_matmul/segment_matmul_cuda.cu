@@ -1,6 +1,8 @@
 // The CUDA driver of segment_matmul / grouped_matmul: every product in one grouped
 // cuBLAS call (cublas<t>gemmGroupedBatched_64, CUDA 12.5 and later; one cublas<t>gemm
 // per product before that), row-major through the transposed column-major problem.
+// bfloat16 goes through the Ex forms (cublasGemmGroupedBatchedEx_64, cublasGemmEx_64)
+// with float accumulation.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -62,7 +64,9 @@ int64_t ld_b(const Gemm<T>& g) { return g.trans_b ? g.k : g.n; }
 
 template <class T>
 void grouped_gemm_cuda(std::span<const Gemm<T>> gemms, Context& ctx) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, BFloat16>);
+  constexpr bool kBf16 = std::is_same_v<T, BFloat16>;
+  using Scalar = std::conditional_t<kBf16, float, T>;  // alpha, beta and the accumulation
   const Device device = ctx.device();
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
   EW_CUDA_CHECK(cudaSetDevice(device.index));  // the handle belongs to this device
@@ -80,14 +84,14 @@ void grouped_gemm_cuda(std::span<const Gemm<T>> gemms, Context& ctx) {
     work.push_back(g);
   }
   if (work.empty()) return;
-  const T one = T(1), zero = T(0);
+  const Scalar one = Scalar(1), zero = Scalar(0);
 
 #if EW_HAVE_GROUPED_GEMM
   // One group per product (group_size 1): shapes differ from product to product.
   const std::size_t count = work.size();
   std::vector<cublasOperation_t> op_b_first(count), op_a_second(count);
   std::vector<int64_t> n_first(count), m_second(count), k(count), ldb(count), lda(count), ldc(count), sizes(count, 1);
-  std::vector<T> alphas(count, one), betas(count, zero);
+  std::vector<Scalar> alphas(count, one), betas(count, zero);
   std::vector<const T*> b_first(count), a_second(count);
   std::vector<T*> c(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -109,7 +113,14 @@ void grouped_gemm_cuda(std::span<const Gemm<T>> gemms, Context& ctx) {
   const auto a_dev = Buffer<const T*>::from_host(a_second, device);
   const auto c_dev = Buffer<T*>::from_host(c, device);
   const auto groups = static_cast<int64_t>(count);
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (kBf16) {
+    EW_CUBLAS_CHECK(EW_CUBLAS(cublasGemmGroupedBatchedEx_64)(
+        h, op_b_first.data(), op_a_second.data(), n_first.data(), m_second.data(), k.data(), alphas.data(),
+        reinterpret_cast<const void* const*>(b_dev.data()), CUDA_R_16BF, ldb.data(),
+        reinterpret_cast<const void* const*>(a_dev.data()), CUDA_R_16BF, lda.data(), betas.data(),
+        reinterpret_cast<void* const*>(c_dev.data()), CUDA_R_16BF, ldc.data(), groups, sizes.data(),
+        CUBLAS_COMPUTE_32F));
+  } else if constexpr (std::is_same_v<T, float>) {
     EW_CUBLAS_CHECK(EW_CUBLAS(cublasSgemmGroupedBatched_64)(
         h, op_b_first.data(), op_a_second.data(), n_first.data(), m_second.data(), k.data(), alphas.data(),
         b_dev.data(), ldb.data(), a_dev.data(), lda.data(), betas.data(), c_dev.data(), ldc.data(), groups,
@@ -125,7 +136,11 @@ void grouped_gemm_cuda(std::span<const Gemm<T>> gemms, Context& ctx) {
 #else
   for (const Gemm<T>& g : work) {
     const auto n = static_cast<int>(g.n), m = static_cast<int>(g.m), kk = static_cast<int>(g.k);
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (kBf16) {
+      EW_CUBLAS_CHECK(EW_CUBLAS(cublasGemmEx_64)(h, op(g.trans_b), op(g.trans_a), n, m, kk, &one, g.b,
+                                                 CUDA_R_16BF, ld_b(g), g.a, CUDA_R_16BF, ld_a(g), &zero, g.c,
+                                                 CUDA_R_16BF, g.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    } else if constexpr (std::is_same_v<T, float>) {
       EW_CUBLAS_CHECK(EW_CUBLAS(cublasSgemm)(h, op(g.trans_b), op(g.trans_a), n, m, kk, &one, g.b,
                                              static_cast<int>(ld_b(g)), g.a, static_cast<int>(ld_a(g)), &zero, g.c, n));
     } else {
@@ -138,5 +153,6 @@ void grouped_gemm_cuda(std::span<const Gemm<T>> gemms, Context& ctx) {
 
 template void grouped_gemm_cuda<float>(std::span<const Gemm<float>>, Context&);
 template void grouped_gemm_cuda<double>(std::span<const Gemm<double>>, Context&);
+template void grouped_gemm_cuda<BFloat16>(std::span<const Gemm<BFloat16>>, Context&);
 
 }  // namespace edgewise::segment_matmul_detail

@@ -8,8 +8,9 @@ a fake kernel and an autograd formula, under pyg-lib's names and signatures:
 
 Both run every product in one kernel call (the CPU kernel shares one thread team
 among all types' blocks; CUDA: one grouped cuBLAS call). ``ptr`` is read on the host
-(a CUDA ptr is copied once). float32 / float64 run on Edgewise; other dtypes (bfloat16,
-float16) fall back to a loop of ``torch.matmul`` with the same results.
+(a CUDA ptr is copied once). float32, float64 and bfloat16 (accumulated in float, each
+output rounded once, as ``torch.matmul`` does) run on Edgewise; float16 falls back to a
+loop of ``torch.matmul``.
 """
 
 from typing import List, Optional
@@ -19,7 +20,7 @@ from torch import Tensor
 
 from . import _bridge, _checks
 
-_KERNEL_DTYPES = (torch.float32, torch.float64)
+_KERNEL_DTYPES = (torch.float32, torch.float64, torch.bfloat16)
 
 
 def _host_ptr(ptr: Tensor) -> Tensor:

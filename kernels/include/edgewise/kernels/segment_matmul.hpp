@@ -7,6 +7,7 @@
 #include <span>
 
 #include "edgewise/kernels/common/context.hpp"
+#include "edgewise/kernels/common/half.hpp"
 #include "edgewise/kernels/common/view.hpp"
 
 namespace edgewise {
@@ -22,6 +23,10 @@ namespace edgewise {
 // Every output is overwritten, never accumulated into. Blocks of work are fixed by the
 // shapes alone, and each output element is summed in one fixed order, so results are
 // bitwise reproducible across runs and thread counts on one device.
+//
+// Element types: float, double and BFloat16. BFloat16 products accumulate in float and
+// round each output element once (as torch.matmul does in bfloat16); a weight gradient
+// summed over several row blocks adds their float partials before rounding.
 //
 // All views live on ctx.device(), except ptr (host). With ctx.validate (the default)
 // shapes, devices and ptr are checked before anything is written; a bad argument throws
@@ -70,6 +75,7 @@ void grouped_matmul(std::span<const MatrixView<const T>> a, std::span<const Matr
                                          Context&, MatmulTranspose);
 EW_SEGMENT_MATMUL_DECLARE(float)
 EW_SEGMENT_MATMUL_DECLARE(double)
+EW_SEGMENT_MATMUL_DECLARE(BFloat16)
 #undef EW_SEGMENT_MATMUL_DECLARE
 
 }  // namespace edgewise

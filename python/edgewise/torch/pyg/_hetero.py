@@ -34,10 +34,12 @@ from .._typed_matmul import grouped_matmul, segment_matmul
 from ..nn._graph_cache import _Entry
 
 _FLOATS = (torch.float32, torch.float64)
+# The typed linears run on segment_matmul / grouped_matmul alone, which also take bfloat16.
+_MATMUL_FLOATS = _FLOATS + (torch.bfloat16,)
 
 
-def _is_float(t) -> bool:
-    return isinstance(t, Tensor) and t.dtype in _FLOATS
+def _is_float(t, dtypes=_FLOATS) -> bool:
+    return isinstance(t, Tensor) and t.dtype in dtypes
 
 
 # --- HeteroLinear / HeteroDictLinear ---------------------------------------------------------------
@@ -48,7 +50,7 @@ def make_hetero_linear_forward(original):
     from torch_geometric.utils import index_sort
 
     def forward(self, x: Tensor, type_vec: Tensor) -> Tensor:
-        if (torch.jit.is_scripting() or not _is_float(x) or x.dim() != 2 or self.weight.dtype != x.dtype
+        if (torch.jit.is_scripting() or not _is_float(x, _MATMUL_FLOATS) or x.dim() != 2 or self.weight.dtype != x.dtype
                 or self.weight.device != x.device):
             return original(self, x, type_vec)
         perm: Optional[Tensor] = None
@@ -89,7 +91,7 @@ def make_hetero_dict_linear_forward(original):
         xs = [x_dict[key] for key in keys]
         lins = [self.lins[key] for key in keys]
         if (torch.jit.is_scripting() or not keys or not _grouped_pays_off(x_dict, xs[0].device)
-                or any(not _is_float(x) or x.dim() != 2 for x in xs)
+                or any(not _is_float(x, _MATMUL_FLOATS) or x.dim() != 2 for x in xs)
                 or any(x.dtype != xs[0].dtype or x.device != xs[0].device for x in xs)
                 or any(lin.weight.dtype != xs[0].dtype or lin.weight.device != xs[0].device for lin in lins)):
             return original(self, x_dict)
