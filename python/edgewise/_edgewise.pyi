@@ -317,18 +317,24 @@ class HeteroHopSampler:
     """
     Hop-wise sampling of a typed graph (pyg-lib's hetero_neighbor_sample).
     
-    HeteroHopSampler(num_nodes, relations, num_neighbors, replace=False): num_nodes per
-    node type; relations a list of (name, src_type, dst_type, edge_index [2, E]) with
-    node types as indices into num_nodes; num_neighbors one list per relation, the same
-    number of hops for each (-1: all). sample(seeds, seed=0, stream=0) -> dict: node (one
-    DLPack capsule per node type: global ids, seeds first), row / col / edge (per relation:
-    local source, local destination, input edge position), num_sampled_nodes (per node
-    type, hops + 1 counts), num_sampled_edges (per relation, hops counts). seeds: one
-    array (or None) per node type. A pure function of its arguments.
+    HeteroHopSampler(num_nodes, relations, num_neighbors, replace=False, disjoint=False,
+    temporal_strategy="uniform", node_time=None): num_nodes per node type; relations a
+    list of (name, src_type, dst_type, edge_index [2, E][, edge_weight [E] | None[,
+    edge_time [E] | None]]) with node types as indices into num_nodes; num_neighbors one
+    list per relation, the same number of hops for each (-1: all); node_time None or one
+    array (or None) per node type. Temporal sampling (any time) needs disjoint; "last"
+    sorts each destination's in-edges by time first.
+    sample(seeds, seed=0, stream=0, seed_time=None) -> dict: node (one DLPack capsule per
+    node type: global ids, seeds first), batch (disjoint: per node type, the seed each
+    node grew from; else None), row / col / edge (per relation: local source, local
+    destination, input edge position), num_sampled_nodes (per node type, hops + 1
+    counts), num_sampled_edges (per relation, hops counts). seeds: one array (or None)
+    per node type; seed_time None or one array (or None) per node type. A pure function
+    of its arguments.
     """
-    def __init__(self, num_nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], relations: list, num_neighbors: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]], replace: bool = False) -> None:
+    def __init__(self, num_nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], relations: list, num_neighbors: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]], replace: bool = False, disjoint: bool = False, temporal_strategy: str = 'uniform', node_time: typing.Any = None) -> None:
         ...
-    def sample(self, seeds: list, seed: typing.SupportsInt | typing.SupportsIndex = 0, stream: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
+    def sample(self, seeds: list, seed: typing.SupportsInt | typing.SupportsIndex = 0, stream: typing.SupportsInt | typing.SupportsIndex = 0, seed_time: typing.Any = None) -> dict:
         ...
     @property
     def num_hops(self) -> int:

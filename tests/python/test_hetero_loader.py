@@ -1,7 +1,9 @@
 """edgewise.torch.loader.NeighborLoader on HeteroData: PyG's HeteroData layout field for
-field against an independent hop-by-hop reference (full neighbourhoods), valid random
-samples (edges exist, per-edge-type fanouts, no repeats), every attribute sliced,
-determinism, a to_hetero model training on the batches, and bad input named."""
+field against an independent hop-by-hop reference (full neighbourhoods; disjoint,
+temporal by node and by edge time, zero weights), valid random samples (edges exist,
+per-edge-type fanouts, no repeats), weighted draws in proportion, temporal 'last',
+every attribute sliced, determinism, a to_hetero model training on the batches, and
+bad input named."""
 
 import pytest
 
@@ -35,13 +37,18 @@ def _graph(seed=0):
     return data
 
 
-def _reference(data, seeds, hops):
+def _reference(data, seeds, hops, disjoint=False, node_time=None, edge_time=None, seed_time=None, weight=None):
     """Full-fanout sample from the definition: per hop, per edge type, per frontier node
-    of its destination type in local order, its in-edges in input order."""
+    of its destination type in local order, its in-edges in input order; disjoint keys
+    local ids by (seed, node); an edge is skipped when its weight is 0 or its time
+    (edge_time, else node_time of its source) is after its seed's."""
     node = {t: [] for t in data.node_types}
+    batch = {t: [] for t in data.node_types}
     local = {t: {} for t in data.node_types}
-    node["paper"] = list(seeds)
-    local["paper"] = {v: i for i, v in enumerate(seeds)}
+    for i, v in enumerate(seeds):
+        node["paper"].append(v)
+        batch["paper"].append(i)
+        local["paper"][(i if disjoint else 0, v)] = i
     rows = {e: [] for e in data.edge_types}
     cols = {e: [] for e in data.edge_types}
     eids = {e: [] for e in data.edge_types}
@@ -55,20 +62,47 @@ def _reference(data, seeds, hops):
             ei = data[e].edge_index.tolist()
             before = len(rows[e])
             for i in range(begin[dst], end[dst]):
+                b = batch[dst][i] if disjoint else 0
                 for k, (s, d) in enumerate(zip(*ei)):
                     if d != node[dst][i]:
                         continue
-                    if s not in local[src]:
-                        local[src][s] = len(node[src])
+                    if weight is not None and e in weight and weight[e][k] <= 0:
+                        continue
+                    t = None
+                    if edge_time is not None and e in edge_time:
+                        t = int(edge_time[e][k])
+                    elif node_time is not None and src in node_time:
+                        t = int(node_time[src][s])
+                    if t is not None and t > seed_time[b]:
+                        continue
+                    if (b, s) not in local[src]:
+                        local[src][(b, s)] = len(node[src])
                         node[src].append(s)
-                    rows[e].append(local[src][s])
+                        batch[src].append(b)
+                    rows[e].append(local[src][(b, s)])
                     cols[e].append(i)
                     eids[e].append(k)
             counts_e[e].append(len(rows[e]) - before)
         for t in data.node_types:
             begin[t], end[t] = end[t], len(node[t])
             counts_n[t].append(end[t] - begin[t])
-    return node, rows, cols, eids, counts_n, counts_e
+    return node, rows, cols, eids, counts_n, counts_e, batch
+
+
+def _expect_batch(batch, data, ref, disjoint):
+    node, rows, cols, eids, counts_n, counts_e, batch_of = ref
+    for t in data.node_types:
+        assert batch[t].n_id.tolist() == node[t], t
+        assert torch.equal(batch[t].x, data[t].x[batch[t].n_id])
+        assert batch[t].num_sampled_nodes == counts_n[t]
+        if disjoint:
+            assert batch[t].batch.tolist() == batch_of[t], t
+        else:
+            assert "batch" not in batch[t]
+    for e in data.edge_types:
+        assert batch[e].edge_index.tolist() == [rows[e], cols[e]], e
+        assert batch[e].e_id.tolist() == eids[e]
+        assert batch[e].num_sampled_edges == counts_e[e]
 
 
 @pytest.mark.parametrize("hops", [1, 2, 3])
@@ -83,7 +117,7 @@ def test_full_fanout_matches_reference_field_for_field(hops):
     for b, batch in enumerate(loader):
         assert isinstance(batch, HeteroData)
         seeds = seeds_all[b * 7:(b + 1) * 7].tolist()
-        node, rows, cols, eids, counts_n, counts_e = _reference(data, seeds, hops)
+        node, rows, cols, eids, counts_n, counts_e, _ = _reference(data, seeds, hops)
         assert batch["paper"].batch_size == len(seeds)
         assert batch["paper"].input_id.tolist() == list(range(b * 7, b * 7 + len(seeds)))
         for t in data.node_types:
@@ -99,6 +133,98 @@ def test_full_fanout_matches_reference_field_for_field(hops):
                 assert torch.equal(batch[e].edge_attr, data[e].edge_attr[batch[e].e_id])
         seen += len(seeds)
     assert seen == seeds_all.numel()
+
+
+def _timed_graph(seed, level):
+    data = _graph(seed)
+    g = torch.Generator().manual_seed(seed + 100)
+    if level == "node":
+        for t in ("paper", "author"):  # "field" has no times: its edges are never filtered
+            data[t].time = torch.randint(0, 50, (SIZES[t],), generator=g)
+    else:
+        for e in data.edge_types:
+            if e[1] != "has":  # one edge type without times
+                data[e].time = torch.randint(0, 50, (data[e].edge_index.size(1),), generator=g)
+    return data
+
+
+@pytest.mark.parametrize("mode", ["disjoint", "node_time", "node_time_input", "edge_time_input", "weights"])
+def test_full_fanout_options_match_reference(mode):
+    data = _timed_graph(8, "edge" if mode.startswith("edge") else "node")
+    seeds_all = torch.tensor([3, 17, 3, 40, 8, 8, 55, 21, 0, 33, 12])  # repeats: disjoint grows each
+    kwargs = dict(disjoint=True)
+    input_time = torch.randint(10, 60, (seeds_all.numel(),), generator=torch.Generator().manual_seed(1))
+    weight = None
+    if mode.startswith("node_time") or mode.startswith("edge_time"):
+        kwargs = dict(time_attr="time")  # disjoint by itself, as in PyG
+        if mode.endswith("input"):
+            kwargs["input_time"] = input_time
+    if mode == "weights":
+        g = torch.Generator().manual_seed(2)
+        weight = {}
+        for e in data.edge_types:
+            if e[1] == "has":
+                continue  # drawn uniformly
+            w = torch.rand(data[e].edge_index.size(1), generator=g, dtype=torch.float64)
+            w[w < 0.3] = 0  # never drawn
+            data[e].w = w
+            weight[e] = w.tolist()
+        kwargs = dict(weight_attr="w")
+        seeds_all = seeds_all.unique()  # shared subgraphs: distinct seeds
+    loader = NeighborLoader(data, num_neighbors=[-1, -1], input_nodes=("paper", seeds_all), batch_size=4, **kwargs)
+    disjoint = mode != "weights"
+    for b, batch in enumerate(loader):
+        seeds = seeds_all[b * 4:(b + 1) * 4].tolist()
+        times = None
+        node_time = edge_time = None
+        if "time" in mode:
+            node_time = {t: data[t].time.tolist() for t in data.node_types if "time" in data[t]}
+            edge_time = {e: data[e].time.tolist() for e in data.edge_types if "time" in data[e]}
+            times = input_time[b * 4:(b + 1) * 4].tolist() if mode.endswith("input") else \
+                [node_time["paper"][v] for v in seeds]
+            assert batch["paper"].seed_time.tolist() == times
+        else:
+            assert "seed_time" not in batch["paper"]  # PyG drops attributes set to None
+        ref = _reference(data, seeds, 2, disjoint=disjoint, node_time=node_time, edge_time=edge_time,
+                         seed_time=times, weight=weight)
+        _expect_batch(batch, data, ref, disjoint)
+
+
+def test_weighted_draws_follow_the_weights():
+    data = HeteroData()
+    data["paper"].x = torch.zeros(1, 1)
+    data["author"].x = torch.zeros(3, 1)
+    data["author", "writes", "paper"].edge_index = torch.tensor([[0, 1, 2], [0, 0, 0]])
+    data["author", "writes", "paper"].w = torch.tensor([1.0, 3.0, 0.0])
+    seeds = torch.zeros(4000, dtype=torch.long)  # one paper, 4000 independent draws (disjoint)
+    for replace in (False, True):
+        loader = NeighborLoader(data, num_neighbors=[1], input_nodes=("paper", seeds), batch_size=4000,
+                                weight_attr="w", disjoint=True, replace=replace, seed=11)
+        batch = next(iter(loader))
+        drawn = batch["author"].n_id
+        assert drawn.numel() == 4000 and not bool((drawn == 2).any())  # zero weight: never
+        share = float((drawn == 1).double().mean())
+        assert abs(share - 0.75) < 0.03, share  # 3 : 1 (4 sigma ~ 0.027)
+
+
+def test_temporal_last_takes_the_newest_eligible():
+    data = HeteroData()
+    data["paper"].x = torch.zeros(3, 1)
+    data["paper"].time = torch.tensor([5, 5, 5])
+    data["author"].x = torch.zeros(5, 1)
+    data["author"].time = torch.tensor([9, 1, 4, 6, 3])  # unsorted in input order
+    data["author", "writes", "paper"].edge_index = torch.tensor([[0, 1, 2, 3, 4, 4], [0, 0, 0, 0, 0, 1]])
+    loader = NeighborLoader(data, num_neighbors=[2], input_nodes=("paper", torch.tensor([0, 1, 2])),
+                            batch_size=3, time_attr="time", temporal_strategy="last")
+    batch = next(iter(loader))
+    ei = batch["author", "writes", "paper"].edge_index
+    picked = batch["author"].n_id[ei[0]]
+    # paper 0 (time 5): eligible authors 1 (1), 2 (4), 4 (3): the newest two, oldest first.
+    assert picked[ei[1] == 0].tolist() == [4, 2]
+    assert picked[ei[1] == 1].tolist() == [4]
+    assert batch["author"].batch.tolist() == [0, 0, 1]
+    with pytest.raises(ValueError, match="temporal_strategy 'newest'"):
+        NeighborLoader(data, num_neighbors=[2], input_nodes="paper", time_attr="time", temporal_strategy="newest")
 
 
 @pytest.mark.parametrize("replace", [False, True])
@@ -205,9 +331,11 @@ def test_to_hetero_sage_trains_on_batches():
                          ("paper", "rev_writes", "author"): [2], ("field", "has", "paper"): [2],
                          ("author", "affiliated", "field"): [2]}), "same number of hops"),
     (dict(num_neighbors=[-2]), "num_neighbors[0] (-2)"),
-    (dict(time_attr="time"), "time_attr='time' is not supported for HeteroData"),
-    (dict(weight_attr="w"), "weight_attr"),
-    (dict(disjoint=True), "disjoint"),
+    (dict(time_attr="time"), "time_attr 'time' is neither a node-level nor an edge-level attribute"),
+    (dict(weight_attr="w"), "weight_attr 'w' is not an edge-level attribute of any edge type"),
+    (dict(weight_attr="edge_attr"), "edge_attr must be a 1-D floating-point tensor"),
+    (dict(time_attr="train_mask"), "data['paper'].train_mask must be a 1-D integer tensor with 60 entries"),
+    (dict(input_time=torch.zeros(60, dtype=torch.long)), "input_time needs time_attr"),
     (dict(subgraph_type="induced"), "induced"),
     (dict(batch_size=0), "batch_size (0)"),
 ])
@@ -218,6 +346,25 @@ def test_bad_arguments_are_named(kwargs, needle):
     with pytest.raises(ValueError) as info:
         NeighborLoader(data, **args)
     assert needle in str(info.value)
+
+
+def test_bad_times_and_weights_are_named():
+    data = _timed_graph(9, "node")
+    with pytest.raises(ValueError, match=r"input_time must be a 1-D integer tensor with one entry per input node \(60"):
+        NeighborLoader(data, num_neighbors=[2], input_nodes="paper", time_attr="time", input_time=torch.zeros(3))
+    with pytest.raises(ValueError, match="node type 'field' has no 'time'; pass input_time"):
+        NeighborLoader(data, num_neighbors=[2], input_nodes="field", time_attr="time")
+    data["paper", "cites", "paper"].time = torch.zeros(240, dtype=torch.long)
+    with pytest.raises(ValueError, match="holds both node-level and edge-level times"):
+        NeighborLoader(data, num_neighbors=[2], input_nodes="paper", time_attr="time")
+    edge_timed = _timed_graph(9, "edge")
+    with pytest.raises(ValueError, match="is edge-level: the seeds' times must come as input_time"):
+        NeighborLoader(edge_timed, num_neighbors=[2], input_nodes="paper", time_attr="time")
+    data = _graph(9)
+    data["paper", "cites", "paper"].w = torch.ones(240)
+    data["paper", "cites", "paper"].w[7] = -1
+    with pytest.raises(ValueError, match=r"data\[\('paper', 'cites', 'paper'\)\]\.w\[7\] \(-1.0\) must be finite"):
+        NeighborLoader(data, num_neighbors=[2], input_nodes="paper", weight_attr="w")
 
 
 def test_bad_edge_index_is_named():

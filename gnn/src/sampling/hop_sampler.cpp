@@ -7,9 +7,9 @@
 #include <limits>
 
 #include "edgewise/kernels/common/check.hpp"
-#include "edgewise/kernels/common/philox.hpp"
+#include "local_ids.hpp"
+#include "row_draw.hpp"
 #include "sampling.hpp"
-#include "sampling_core.hpp"
 
 namespace edgewise::gnn {
 
@@ -22,85 +22,16 @@ constexpr size_t kMaxHops = 64;  // the hop is the low 6 bits of the Philox stre
 constexpr int64_t kColptrAhead = 16;
 constexpr int64_t kRowAhead = 8;
 
-// Node -> local id. Shared subgraphs: a dense table over all nodes (one load per
-// lookup); disjoint subgraphs key by (seed index, node) in an open-addressing table.
-// Either is emptied by clear(), which touches only what was set.
-class LocalIds {
- public:
-  LocalIds(std::vector<int32_t>& dense, std::vector<uint64_t>& keys, std::vector<int32_t>& values, int64_t num_nodes,
-           bool disjoint)
-      : dense_(dense), keys_(keys), values_(values), num_nodes_(num_nodes), disjoint_(disjoint) {
-    if (!disjoint_ && static_cast<int64_t>(dense_.size()) < num_nodes_) {
-      dense_.assign(static_cast<size_t>(num_nodes_), -1);
-    }
-    if (disjoint_ && keys_.empty()) grow(1024);
-  }
+using sampling::LocalIds;
 
-  // The local id of (b, v), inserting `next` when absent; second: whether inserted.
-  std::pair<int32_t, bool> insert(int64_t b, int64_t v, int32_t next) {
-    if (!disjoint_) {
-      int32_t& slot = dense_[static_cast<size_t>(v)];
-      if (slot >= 0) return {slot, false};
-      slot = next;
-      return {next, true};
-    }
-    if (2 * (size_ + 1) > keys_.size()) grow(2 * keys_.size());
-    const uint64_t key = static_cast<uint64_t>(b) * static_cast<uint64_t>(num_nodes_) + static_cast<uint64_t>(v);
-    size_t i = slot_of(key);
-    while (keys_[i] != kEmpty) {
-      if (keys_[i] == key) return {values_[i], false};
-      i = (i + 1) & (keys_.size() - 1);
-    }
-    keys_[i] = key;
-    values_[i] = next;
-    ++size_;
-    return {next, true};
-  }
-
-  int32_t find(int64_t v) const { return dense_[static_cast<size_t>(v)]; }  // shared subgraphs only
-  void prefetch(int64_t v) const { __builtin_prefetch(dense_.data() + v); }  // shared subgraphs only
-
-  void clear(std::span<const int64_t> nodes) {
-    if (!disjoint_) {
-      for (int64_t v : nodes) dense_[static_cast<size_t>(v)] = -1;
-      return;
-    }
-    std::fill(keys_.begin(), keys_.end(), kEmpty);
-    size_ = 0;
-  }
-
- private:
-  static constexpr uint64_t kEmpty = std::numeric_limits<uint64_t>::max();
-  size_t slot_of(uint64_t key) const {
-    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & (keys_.size() - 1);
-  }
-  void grow(size_t capacity) {
-    std::vector<uint64_t> old_keys(capacity, kEmpty);
-    std::vector<int32_t> old_values(capacity, -1);
-    old_keys.swap(keys_);
-    old_values.swap(values_);
-    for (size_t j = 0; j < old_keys.size(); ++j) {
-      if (old_keys[j] == kEmpty) continue;
-      size_t i = slot_of(old_keys[j]);
-      while (keys_[i] != kEmpty) i = (i + 1) & (keys_.size() - 1);
-      keys_[i] = old_keys[j];
-      values_[i] = old_values[j];
-    }
-  }
-
-  std::vector<int32_t>& dense_;
-  std::vector<uint64_t>& keys_;
-  std::vector<int32_t>& values_;
-  int64_t num_nodes_;
-  bool disjoint_;
-  size_t size_ = 0;
-};
-
-// A uniform double in [0, 1) for draw j of `node` (two per Philox block).
-double uniform_draw(uint64_t seed, uint64_t stream, uint32_t node, uint64_t j) {
-  const PhiloxBlock block = philox_block(seed, stream, sampling::draw_counter(node, j >> 1));
-  const int half = static_cast<int>(j & 1);
-  return uniform_double(block.v[2 * half], block.v[2 * half + 1]);
+sampling::RowData row_data_of(const CscView& graph, TemporalStrategy strategy) {
+  sampling::RowData data;
+  data.row = graph.row.data();
+  data.weight = graph.edge_weight.empty() ? nullptr : graph.edge_weight.data();
+  data.edge_time = graph.edge_time.empty() ? nullptr : graph.edge_time.data();
+  data.node_time = graph.edge_time.empty() && !graph.node_time.empty() ? graph.node_time.data() : nullptr;
+  data.strategy = strategy;
+  return data;
 }
 
 }  // namespace
@@ -165,19 +96,7 @@ HopSampler::HopSampler(CscView graph, HopSamplerOptions options) : graph_(graph)
     // Last takes the newest eligible positions of a row: a suffix of its eligible
     // prefix, which needs the row sorted by time.
     const bool by_edge = !graph_.edge_time.empty();
-    const int64_t* et = graph_.edge_time.data();
-    const int64_t* nt = graph_.node_time.data();
-    int64_t unsorted = -1;
-#pragma omp parallel for reduction(max : unsorted) if (N > (1 << 16))
-    for (int64_t v = 0; v < N; ++v) {
-      for (int64_t k = colptr[v] + 1; k < colptr[v + 1]; ++k) {
-        const int64_t a = by_edge ? et[k - 1] : nt[row[k - 1]], b = by_edge ? et[k] : nt[row[k]];
-        if (b < a) {
-          unsorted = std::max(unsorted, v);
-          break;
-        }
-      }
-    }
+    const int64_t unsorted = sampling::row_unsorted_by_time(colptr, N, row_data_of(graph_, options_.temporal_strategy));
     EW_REQUIRE(unsorted < 0, kOp, ": temporal_strategy 'last' needs every node's in-edges sorted by ",
                by_edge ? "edge_time" : "node_time", " (node ", unsorted, "'s are not)");
   }
@@ -205,14 +124,10 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
   check_seeds(seeds, seed_time);
   EW_REQUIRE(stream < (uint64_t{1} << 58), kOp, ": stream (", stream, ") must be below 2^58");
   const bool disjoint = options_.disjoint, temporal = graph_.temporal();
-  const bool weighted = !graph_.edge_weight.empty();
   const int64_t B = static_cast<int64_t>(seeds.size());
   const int64_t* colptr = graph_.colptr.data();
   const int64_t* row = graph_.row.data();
-  const double* weight = graph_.edge_weight.data();
-  const auto time_of = [&](int64_t k) {
-    return graph_.edge_time.empty() ? graph_.node_time[static_cast<size_t>(row[k])] : graph_.edge_time[k];
-  };
+  const sampling::RowData data = row_data_of(graph_, options_.temporal_strategy);
   const auto edge_id = [&](int64_t k) { return graph_.edge_id.empty() ? k : graph_.edge_id[k]; };
 
   SampledSubgraph out;
@@ -234,7 +149,7 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
   std::vector<int64_t>& hop_positions = scratch.hop_positions_;
   std::vector<int64_t>& hop_offsets = scratch.hop_offsets_;
   std::vector<int64_t>& hop_sources = scratch.hop_sources_;
-  std::vector<int64_t> eligible;                       // temporal: the row's eligible positions
+  sampling::RowDrawScratch draw_scratch{scratch.eligible_, scratch.order_, scratch.keys_, scratch.bitmap_};
   int64_t begin = 0, end = B;
   for (size_t hop = 0; hop < options_.num_neighbors.size(); ++hop) {
     const int64_t count = options_.num_neighbors[hop];
@@ -249,82 +164,8 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
       if (i + kColptrAhead < end) __builtin_prefetch(colptr + out.node[i + kColptrAhead]);
       const int64_t v = out.node[i];
       const int64_t b = disjoint ? out.batch[i] : 0;
-      int64_t first = colptr[v], last = colptr[v + 1];
-      // The candidate positions: [first, last), or `eligible` when some are filtered.
-      bool listed = false;
-      if (temporal) {
-        const int64_t t = seed_times[b];
-        if (options_.temporal_strategy == TemporalStrategy::Last) {
-          // Sorted rows: the eligible positions are a prefix; take its newest `count`.
-          int64_t lo = first, hi = last;
-          while (lo < hi) {
-            const int64_t mid = lo + (hi - lo) / 2;
-            if (time_of(mid) <= t) lo = mid + 1; else hi = mid;
-          }
-          last = lo;
-          if (count >= 0) first = std::max(first, last - count);
-        } else {
-          eligible.clear();
-          for (int64_t k = first; k < last; ++k) {
-            if (time_of(k) <= t) eligible.push_back(k);
-          }
-          listed = true;
-        }
-      }
-      if (weighted) {  // zero weights are never drawn
-        if (!listed) {
-          eligible.clear();
-          for (int64_t k = first; k < last; ++k) eligible.push_back(k);
-          listed = true;
-        }
-        eligible.erase(std::remove_if(eligible.begin(), eligible.end(), [&](int64_t k) { return !(weight[k] > 0); }),
-                       eligible.end());
-      }
-      const int64_t d = listed ? static_cast<int64_t>(eligible.size()) : last - first;
-      const auto position = [&](int64_t j) { return listed ? eligible[j] : first + j; };
-      const uint32_t node = static_cast<uint32_t>(i);
-      picked.clear();
-      if (d == 0 || count == 0) {
-        // nothing
-      } else if (count < 0 || (!options_.replace && count >= d)) {
-        for (int64_t j = 0; j < d; ++j) picked.push_back(position(j));
-      } else if (options_.replace && !weighted) {
-        PhiloxBlock block{};
-        for (int64_t s = 0; s < count; ++s) {
-          if ((s & 1) == 0) block = sampling::refresh_block(seed, hop_stream, node, static_cast<uint64_t>(s));
-          picked.push_back(position(static_cast<int64_t>(
-              sampling::draw_below(block, static_cast<int>(s & 1), static_cast<uint64_t>(d)))));
-        }
-      } else if (options_.replace) {  // weighted, with replacement: inverse CDF
-        std::vector<double>& cdf = scratch.keys_;
-        cdf.resize(static_cast<size_t>(d));
-        double total = 0;
-        for (int64_t j = 0; j < d; ++j) cdf[j] = total += weight[position(j)];
-        for (int64_t s = 0; s < count; ++s) {
-          const double u = uniform_draw(seed, hop_stream, node, static_cast<uint64_t>(s)) * total;
-          int64_t j = std::upper_bound(cdf.begin(), cdf.begin() + d, u) - cdf.begin();
-          picked.push_back(position(std::min(j, d - 1)));
-        }
-      } else if (!weighted) {
-        picked.resize(static_cast<size_t>(count));
-        sampling::choose_positions(seed, hop_stream, node, d, count, picked.data(), scratch.bitmap_);
-        for (int64_t& p : picked) p = position(p);
-      } else {  // weighted, without replacement: the `count` largest keys log(u) / w
-        std::vector<double>& keys = scratch.keys_;
-        keys.resize(static_cast<size_t>(d));
-        std::vector<int64_t>& order = scratch.order_;
-        order.resize(static_cast<size_t>(d));
-        for (int64_t j = 0; j < d; ++j) {
-          const double u = uniform_draw(seed, hop_stream, node, static_cast<uint64_t>(j));
-          keys[j] = std::log(u > 0 ? u : 0x1.0p-60) / weight[position(j)];
-          order[j] = j;
-        }
-        std::nth_element(order.begin(), order.begin() + count, order.end(),
-                         [&](int64_t a, int64_t c) { return keys[a] > keys[c] || (keys[a] == keys[c] && a < c); });
-        order.resize(static_cast<size_t>(count));
-        std::sort(order.begin(), order.end());
-        for (int64_t j : order) picked.push_back(position(j));
-      }
+      sampling::draw_row(colptr[v], colptr[v + 1], data, temporal ? seed_times[b] : 0, count, options_.replace, seed,
+                         hop_stream, static_cast<uint32_t>(i), draw_scratch, picked);
       hop_positions.insert(hop_positions.end(), picked.begin(), picked.end());
       hop_offsets.push_back(static_cast<int64_t>(hop_positions.size()));
     }

@@ -1,7 +1,9 @@
 // HeteroHopSampler (pyg-lib's hetero_neighbor_sample semantics): the full-fanout layout
 // against an independent hop-by-hop reference written from the edge lists, validity of
 // random samples (edges exist, per-destination counts, no repeats without
-// replacement), determinism, empty seed types and relations, and bad input.
+// replacement), determinism, empty seed types and relations, disjoint / temporal /
+// weighted options (more cases field for field in tests/python/test_hetero_loader.py),
+// and bad input.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -226,6 +228,87 @@ TEST(HeteroHopSampler, BadInputNamesTheField) {
   HeteroHopSampler full(f.num_nodes, f.relations(), all, false);
   const std::vector<std::vector<int64_t>> seeds{{4}, {}, {}};
   expect_same(full.sample(spans(seeds), 0, 0, scratch), reference_full(f, seeds, 1));
+}
+
+TEST(HeteroHopSampler, DisjointSeedsOfTwoTypesGrowTheirOwnSubgraphs) {
+  // author a -> paper p edges; paper p -> author a edges.
+  const std::vector<int64_t> ap_src{0, 1, 1}, ap_dst{0, 0, 1}, pa_src{0, 1}, pa_dst{1, 0};
+  std::vector<HeteroRelation> rels;
+  rels.push_back(HeteroRelation::from_coo("writes", 1, 0, ap_src, ap_dst, 2, 2));
+  rels.push_back(HeteroRelation::from_coo("written_by", 0, 1, pa_src, pa_dst, 2, 2));
+  HeteroHopSamplerOptions options;
+  options.disjoint = true;
+  HeteroHopSampler sampler({2, 2}, std::move(rels), {{-1}, {-1}}, options);
+  HeteroHopSamplerScratch scratch;
+  // Seeds: papers 0, 0 (batches 0, 1), author 1 (batch 2).
+  const auto s = sampler.sample(spans({{0, 0}, {1}}), 0, 0, scratch);
+  // Paper 0 again, as batch 2's (reached from author 1): a node of its own.
+  EXPECT_EQ(s.node[0], (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(s.batch[0], (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(s.node[1], (std::vector<int64_t>{1, 0, 1, 0, 1}));  // the seed, then paper 0's authors, twice
+  EXPECT_EQ(s.batch[1], (std::vector<int64_t>{2, 0, 0, 1, 1}));
+  EXPECT_EQ(s.row[0], (std::vector<int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(s.col[0], (std::vector<int64_t>{0, 0, 1, 1}));
+  EXPECT_EQ(s.row[1], (std::vector<int64_t>{2}));
+  EXPECT_EQ(s.col[1], (std::vector<int64_t>{0}));
+}
+
+TEST(HeteroHopSampler, TemporalFiltersByEachSeedsTime) {
+  // author -> paper with node times on authors, edge times on paper -> paper.
+  const std::vector<int64_t> src{0, 1, 2, 3}, dst{0, 0, 0, 0}, cite_src{1, 2}, cite_dst{0, 0}, cite_time{3, 8};
+  std::vector<HeteroRelation> rels;
+  rels.push_back(HeteroRelation::from_coo("writes", 1, 0, src, dst, 4, 3));
+  rels.push_back(HeteroRelation::from_coo("cites", 0, 0, cite_src, cite_dst, 3, 3, {}, cite_time));
+  HeteroHopSamplerOptions options;
+  options.disjoint = true;
+  options.node_time = {{5, 5, 5}, {9, 1, 4, 6}};
+  HeteroHopSampler sampler({3, 4}, rels, {{-1}, {-1}}, options);
+  HeteroHopSamplerScratch scratch;
+  const std::vector<std::vector<int64_t>> times{{5, 8}, {}};
+  const auto s = sampler.sample(spans({{0, 0}, {}}), spans(times), 0, 0, scratch);
+  // Seed 0 (time 5): authors 1 (1), 2 (4); cites at 3. Seed 1 (time 8): authors 1, 2, 3; both cites.
+  EXPECT_EQ(s.node[1], (std::vector<int64_t>{1, 2, 1, 2, 3}));
+  EXPECT_EQ(s.batch[1], (std::vector<int64_t>{0, 0, 1, 1, 1}));
+  EXPECT_EQ(s.node[0], (std::vector<int64_t>{0, 0, 1, 1, 2}));
+  EXPECT_EQ(s.edge[1], (std::vector<int64_t>{0, 0, 1}));
+  // Without seed_time the seeds take their node times (5, 5).
+  const auto by_node = sampler.sample(spans({{0, 0}, {}}), 0, 0, scratch);
+  EXPECT_EQ(by_node.node[1], (std::vector<int64_t>{1, 2, 1, 2}));
+  // 'last' needs rows sorted by time; sort_rows_by_time makes them so (stably).
+  options.temporal_strategy = TemporalStrategy::Last;
+  expect_invalid([&] { HeteroHopSampler({3, 4}, rels, {{1}, {1}}, options); }, "relation 0: temporal_strategy 'last'");
+  rels[0].sort_rows_by_time(options.node_time[1]);
+  EXPECT_EQ(rels[0].row, (std::vector<int64_t>{1, 2, 3, 0}));
+  EXPECT_EQ(rels[0].edge_id, (std::vector<int64_t>{1, 2, 3, 0}));
+  HeteroHopSampler last({3, 4}, rels, {{1}, {1}}, options);
+  const auto newest = last.sample(spans({{0}, {}}), 0, 0, scratch);
+  EXPECT_EQ(newest.node[1], (std::vector<int64_t>{2}));  // the newest author at or before 5
+  options.disjoint = false;
+  options.temporal_strategy = TemporalStrategy::Uniform;
+  expect_invalid([&] { HeteroHopSampler({3, 4}, rels, {{1}, {1}}, options); }, "temporal sampling needs disjoint");
+}
+
+TEST(HeteroHopSampler, WeightsDecideTheDrawsAndBadOnesAreNamed) {
+  const std::vector<int64_t> src{0, 1, 2}, dst{0, 0, 0};
+  const std::vector<double> w{1.0, 3.0, 0.0};
+  std::vector<HeteroRelation> rels{HeteroRelation::from_coo("writes", 1, 0, src, dst, 3, 1, w)};
+  HeteroHopSamplerOptions options;
+  options.disjoint = true;
+  HeteroHopSampler sampler({1, 3}, rels, {{1}}, options);
+  HeteroHopSamplerScratch scratch;
+  const std::vector<int64_t> seeds(4000, 0);
+  const auto s = sampler.sample({std::span<const int64_t>(seeds), {}}, 7, 0, scratch);
+  int64_t heavy = 0;
+  for (int64_t v : s.node[1]) {
+    ASSERT_NE(v, 2);  // zero weight
+    heavy += v == 1;
+  }
+  ASSERT_EQ(s.node[1].size(), 4000u);
+  EXPECT_NEAR(static_cast<double>(heavy) / 4000.0, 0.75, 0.03);
+  expect_invalid([&] { HeteroRelation::from_coo("writes", 1, 0, src, dst, 3, 1, std::vector<double>{1.0}); },
+                 "writes: edge_weight must hold 3 entries");
+  rels[0].edge_weight[1] = -1.0;
+  expect_invalid([&] { HeteroHopSampler({1, 3}, rels, {{1}}, options); }, "relation 0: edge_weight[1] (-1)");
 }
 
 }  // namespace

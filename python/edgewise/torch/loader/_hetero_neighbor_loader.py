@@ -13,16 +13,6 @@ from ._graph_source import check_input_nodes, check_num_neighbors, set_batching_
 
 EdgeType = Tuple[str, str, str]
 
-# Arguments whose sampling modes the typed sampler does not have: refused, named.
-_UNSUPPORTED = {
-    "input_time": None,
-    "time_attr": None,
-    "weight_attr": None,
-    "disjoint": False,
-    "temporal_strategy": "uniform",
-}
-
-
 def is_hetero_data(data: Any) -> bool:
     return hasattr(data, "node_types") and hasattr(data, "edge_types") and hasattr(data, "edge_index_dict")
 
@@ -68,6 +58,13 @@ class HeteroNeighborLoader:
     ``transform`` as PyG's. Per hop, each edge type draws its fanout for every node of
     its destination type found by the hops before (pyg-lib's hetero_neighbor_sample);
     new nodes take local ids of their type in discovery order, the seeds first.
+    ``weight_attr``: an edge-level attribute (of some edge types; the others draw
+    uniformly), neighbours drawn in proportion to it. ``time_attr``: a node-level
+    attribute of some node types or an edge-level one of some edge types (not both),
+    as PyG's; a neighbour is eligible when its time is at most its seed's
+    (``input_time``, else the seed's own time); temporal sampling is disjoint, as in
+    PyG. ``temporal_strategy``: ``"uniform"`` or ``"last"`` (the newest eligible).
+    ``disjoint``: each seed grows its own subgraph.
 
     Each batch is a ``HeteroData`` with every node- and edge-level attribute sliced to
     the sample and PyG's fields: per node type ``n_id`` and ``num_sampled_nodes``, per
@@ -90,12 +87,6 @@ class HeteroNeighborLoader:
         unknown = [k for k in kwargs if k not in _IGNORED_LOADER_ARGS]
         if unknown:
             raise TypeError(f"{op}: unexpected argument '{unknown[0]}'")
-        given = {"input_time": input_time, "time_attr": time_attr, "weight_attr": weight_attr,
-                 "disjoint": bool(disjoint), "temporal_strategy": temporal_strategy}
-        for name, default in _UNSUPPORTED.items():
-            if given[name] != default:
-                raise ValueError(f"{op}: {name}={given[name]!r} is not supported for HeteroData "
-                                 f"(typed sampling here is uniform, shared-subgraph and untimed)")
         subgraph_type = str(getattr(subgraph_type, "value", subgraph_type))
         if not directed or subgraph_type != "directional":
             raise ValueError(f"{op}: subgraph_type '{subgraph_type if directed else 'induced'}' is not supported "
@@ -106,8 +97,16 @@ class HeteroNeighborLoader:
         self.edge_types: List[EdgeType] = list(data.edge_types)
         self.num_neighbors = hetero_num_neighbors(op, num_neighbors, self.edge_types)
         self.replace = bool(replace)
+        if temporal_strategy not in ("uniform", "last"):
+            raise ValueError(f"{op}: temporal_strategy '{temporal_strategy}' must be 'uniform' or 'last'")
+        self.temporal_strategy = temporal_strategy
+        self.node_time, self.edge_time = self._times(time_attr)
+        self.time_attr = time_attr
+        self.disjoint = bool(disjoint) or time_attr is not None  # PyG: temporal sampling is disjoint
+        self.edge_weight = self._weights(weight_attr)
         set_batching_args(self, op, batch_size, shuffle, drop_last, transform, num_threads, prefetch, seed)
         self.input_type, self.input_nodes = self._check_input_nodes(input_nodes)
+        self.input_time = self._check_input_time(input_time)
         self.sampler = self._make_sampler()
         self._epoch = 0
 
@@ -122,7 +121,69 @@ class HeteroNeighborLoader:
         if node_type not in self.node_types:
             raise ValueError(f"{op}: input_nodes names node type '{node_type}', which the graph does not have "
                              f"(node types: {self.node_types})")
-        return node_type, check_input_nodes(op, nodes, self._num_nodes(node_type), allow_repeats=False)
+        return node_type, check_input_nodes(op, nodes, self._num_nodes(node_type), allow_repeats=self.disjoint)
+
+    def _times(self, time_attr: Optional[str]) -> Tuple[Dict[str, torch.Tensor], Dict[EdgeType, torch.Tensor]]:
+        """time_attr's node-level tensors by node type, or its edge-level ones by edge type."""
+        if time_attr is None:
+            return {}, {}
+        op = self.op
+        node = {t: self.data[t][time_attr] for t in self.node_types if time_attr in self.data[t]}
+        edge = {e: self.data[e][time_attr] for e in self.edge_types if time_attr in self.data[e]}
+        if node and edge:
+            raise ValueError(f"{op}: time_attr '{time_attr}' holds both node-level and edge-level times")
+        if not node and not edge:
+            raise ValueError(f"{op}: time_attr '{time_attr}' is neither a node-level nor an edge-level attribute of "
+                             f"any type")
+        for key, t in list(node.items()) + list(edge.items()):
+            size = self._num_nodes(key) if key in node else self.data[key].edge_index.size(1)
+            if (not isinstance(t, torch.Tensor) or t.dim() != 1 or t.numel() != size or t.is_floating_point()
+                    or t.is_complex() or t.dtype == torch.bool):
+                raise ValueError(f"{op}: data[{key!r}].{time_attr} must be a 1-D integer tensor with {size} entries "
+                                 f"(got {getattr(t, 'dtype', type(t).__name__)}, shape "
+                                 f"{list(getattr(t, 'shape', []))})")
+        as64 = {k: t.detach().to("cpu", torch.int64).contiguous() for k, t in node.items()}
+        return as64, {k: t.detach().to("cpu", torch.int64).contiguous() for k, t in edge.items()}
+
+    def _weights(self, weight_attr: Optional[str]) -> Dict[EdgeType, torch.Tensor]:
+        """weight_attr by edge type (the types that have it), finite and >= 0."""
+        if weight_attr is None:
+            return {}
+        op = self.op
+        weights = {e: self.data[e][weight_attr] for e in self.edge_types if weight_attr in self.data[e]}
+        if not weights:
+            raise ValueError(f"{op}: weight_attr '{weight_attr}' is not an edge-level attribute of any edge type")
+        out = {}
+        for e, w in weights.items():
+            size = self.data[e].edge_index.size(1)
+            if not isinstance(w, torch.Tensor) or w.dim() != 1 or w.numel() != size or not w.is_floating_point():
+                raise ValueError(f"{op}: data[{e!r}].{weight_attr} must be a 1-D floating-point tensor with {size} "
+                                 f"entries (got {getattr(w, 'dtype', type(w).__name__)}, shape "
+                                 f"{list(getattr(w, 'shape', []))})")
+            wd = w.detach().to("cpu", torch.float64).contiguous()
+            bad = ~(torch.isfinite(wd) & (wd >= 0))
+            if bool(bad.any()):
+                k = int(bad.nonzero()[0])
+                raise ValueError(f"{op}: data[{e!r}].{weight_attr}[{k}] ({float(wd[k])}) must be finite and >= 0")
+            out[e] = wd
+        return out
+
+    def _check_input_time(self, input_time: Any) -> Optional[torch.Tensor]:
+        op = self.op
+        if input_time is None:
+            if self.edge_time:
+                raise ValueError(f"{op}: time_attr '{self.time_attr}' is edge-level: the seeds' times must come as "
+                                 f"input_time")
+            if self.node_time and self.input_type not in self.node_time:
+                raise ValueError(f"{op}: node type '{self.input_type}' has no '{self.time_attr}'; pass input_time")
+            return None
+        if self.time_attr is None:
+            raise ValueError(f"{op}: input_time needs time_attr (temporal sampling)")
+        t = torch.as_tensor(input_time)
+        if t.dim() != 1 or t.numel() != self.input_nodes.numel() or t.is_floating_point() or t.dtype == torch.bool:
+            raise ValueError(f"{op}: input_time must be a 1-D integer tensor with one entry per input node "
+                             f"({self.input_nodes.numel()}; got {t.dtype}, shape {list(t.shape)})")
+        return t.to("cpu", torch.int64).contiguous()
 
     def _num_nodes(self, node_type: str) -> int:
         n = self.data[node_type].num_nodes
@@ -138,10 +199,13 @@ class HeteroNeighborLoader:
             edge_index = self.data[edge_type].edge_index
             if not isinstance(edge_index, torch.Tensor) or edge_index.dim() != 2 or edge_index.size(0) != 2:
                 raise ValueError(f"{self.op}: data[{edge_type!r}].edge_index must be a [2, E] tensor")
-            relations.append((_edge_type_name(edge_type), index[src], index[dst], edge_index.detach().cpu()))
+            relations.append((_edge_type_name(edge_type), index[src], index[dst], edge_index.detach().cpu(),
+                              self.edge_weight.get(edge_type), self.edge_time.get(edge_type)))
+        node_time = [self.node_time.get(t) for t in self.node_types] if self.node_time else None
         try:
             return _edgewise.HeteroHopSampler([self._num_nodes(t) for t in self.node_types], relations,
-                                              self.num_neighbors, replace=self.replace)
+                                              self.num_neighbors, replace=self.replace, disjoint=self.disjoint,
+                                              temporal_strategy=self.temporal_strategy, node_time=node_time)
         except ValueError as error:
             raise ValueError(f"{self.op}: {str(error).split(': ', 1)[-1]}") from None
 
@@ -164,8 +228,14 @@ class HeteroNeighborLoader:
         from torch_geometric.loader.utils import filter_hetero_data
 
         seeds: List[Optional[torch.Tensor]] = [None] * len(self.node_types)
-        seeds[self.node_types.index(self.input_type)] = self.input_nodes[input_id]
-        out = self.sampler.sample(seeds, seed=self.seed, stream=epoch * max(1, len(self)) + batch)
+        at = self.node_types.index(self.input_type)
+        seeds[at] = self.input_nodes[input_id]
+        seed_time = self._seed_time(input_id)
+        times: Optional[List[Optional[torch.Tensor]]] = None
+        if self.input_time is not None:
+            times = [None] * len(self.node_types)
+            times[at] = seed_time
+        out = self.sampler.sample(seeds, seed=self.seed, stream=epoch * max(1, len(self)) + batch, seed_time=times)
         nodes = {t: torch.from_dlpack(c) for t, c in zip(self.node_types, out["node"])}
         rows = {e: torch.from_dlpack(c) for e, c in zip(self.edge_types, out["row"])}
         cols = {e: torch.from_dlpack(c) for e, c in zip(self.edge_types, out["col"])}
@@ -173,14 +243,24 @@ class HeteroNeighborLoader:
         data = filter_hetero_data(self.data, nodes, rows, cols, edges)
         for t, n_id in nodes.items():
             data[t].n_id = n_id
+        if out["batch"] is not None:
+            for t, c in zip(self.node_types, out["batch"]):
+                data[t].batch = torch.from_dlpack(c)
         for e, e_id in edges.items():
             data[e].e_id = e_id
         data.set_value_dict("num_sampled_nodes", dict(zip(self.node_types, out["num_sampled_nodes"])))
         data.set_value_dict("num_sampled_edges", dict(zip(self.edge_types, out["num_sampled_edges"])))
         data[self.input_type].input_id = input_id
-        data[self.input_type].seed_time = None
+        data[self.input_type].seed_time = seed_time
         data[self.input_type].batch_size = input_id.numel()
         return self.transform(data) if self.transform is not None else data
+
+    def _seed_time(self, input_id: torch.Tensor) -> Optional[torch.Tensor]:
+        if self.time_attr is None:
+            return None
+        if self.input_time is not None:
+            return self.input_time[input_id]
+        return self.node_time[self.input_type][self.input_nodes[input_id]]
 
     def __repr__(self) -> str:
         return (f"NeighborLoader(HeteroData, input_type='{self.input_type}', batch_size={self.batch_size}, "

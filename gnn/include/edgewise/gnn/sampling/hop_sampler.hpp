@@ -72,7 +72,7 @@ class HopSamplerScratch {
   std::vector<uint64_t> hash_keys_;  // disjoint: (seed index, node) -> local id
   std::vector<int32_t> hash_values_;
   std::vector<int64_t> positions_;
-  std::vector<int64_t> hop_positions_, hop_offsets_, hop_sources_, order_;
+  std::vector<int64_t> hop_positions_, hop_offsets_, hop_sources_, order_, eligible_;
   std::vector<double> keys_;
   std::vector<uint64_t> bitmap_;
 };
