@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['BatchPipeline', 'CscGraph', 'DataFileError', 'DeviceArray', 'Graph', 'HeteroHopSampler', 'HopSampler', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'grouped_matmul', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_logsumexp', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_matmul', 'segment_matmul_weight_grad', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['BatchPipeline', 'CscGraph', 'DataFileError', 'DeviceArray', 'Graph', 'HeteroHopSampler', 'HopSampler', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'grouped_matmul', 'grouped_matmul_at', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_logsumexp', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_matmul', 'segment_matmul_weight_grad', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -441,6 +441,14 @@ def grouped_matmul(inputs: collections.abc.Sequence, others: collections.abc.Seq
     
     inputs, others: sequences of one length of 2-D float32, float64 or bfloat16 arrays, one dtype and
     device; op transposes when transpose_a / transpose_b. Returns a list of outputs.
+    """
+def grouped_matmul_at(addresses: typing.Any, shapes: typing.Any, dtype: str, *, transpose_a: bool = False, transpose_b: bool = False) -> None:
+    """
+    Internal: grouped_matmul on host memory given by address (edgewise.torch's CPU path).
+    
+    addresses: int64 [P, 3] (a, b, out) of live, C-contiguous host arrays the caller keeps
+    alive; shapes: int64 [P, 3] (m, n, k); dtype: "float32", "float64" or "bfloat16".
+    Writes out[i] = op(a[i]) @ op(b[i]). Shapes and overlaps are checked; addresses are not.
     """
 def host_buffer(nbytes: typing.SupportsInt | typing.SupportsIndex) -> numpy.ndarray:
     """

@@ -8,6 +8,7 @@
 #include "array_interop.hpp"
 #include "dtype_dispatch.hpp"
 #include "edgewise/kernels/segment_matmul.hpp"
+#include "numpy_interop.hpp"
 
 namespace edgewise::python {
 
@@ -138,6 +139,41 @@ py::object grouped_matmul_py(const py::sequence& a_in, const py::sequence& b_in,
   });
 }
 
+// grouped_matmul on host memory named by address: edgewise.torch's CPU path, which
+// would otherwise spend more time converting a few hundred small tensors to and from
+// the binding than multiplying them. rows [P, 3] of addresses (a, b, out) and shapes
+// [P, 3] of (m, n, k), both int64; the kernel checks shapes and overlaps as usual.
+void grouped_matmul_at_py(const py::object& addresses_in, const py::object& shapes_in, const std::string& dtype,
+                          bool transpose_a, bool transpose_b) {
+  constexpr const char* kOp = "grouped_matmul_at";
+  const auto addresses = as_int64(as_numpy(addresses_in, kOp, "addresses"), kOp, "addresses");
+  const auto shapes = as_int64(as_numpy(shapes_in, kOp, "shapes"), kOp, "shapes");
+  EW_REQUIRE(addresses.ndim() == 2 && addresses.shape(1) == 3, kOp, ": addresses must be [P, 3] (a, b, out)");
+  EW_REQUIRE(shapes.ndim() == 2 && shapes.shape(1) == 3 && shapes.shape(0) == addresses.shape(0), kOp,
+             ": shapes must be [P, 3] (m, n, k) with one row per row of addresses");
+  const auto run = [&](auto t) {
+    using T = decltype(t);
+    const int64_t count = addresses.shape(0);
+    std::vector<MatrixView<const T>> av, bv;
+    std::vector<MatrixView<T>> ov;
+    const auto at = [&](int64_t i, int64_t j) { return reinterpret_cast<T*>(static_cast<uintptr_t>(addresses.at(i, j))); };
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t m = shapes.at(i, 0), n = shapes.at(i, 1), k = shapes.at(i, 2);
+      EW_REQUIRE(m >= 0 && n >= 0 && k >= 0, kOp, ": shapes[", i, "] must be >= 0");
+      av.push_back(transpose_a ? MatrixView<const T>{at(i, 0), k, m} : MatrixView<const T>{at(i, 0), m, k});
+      bv.push_back(transpose_b ? MatrixView<const T>{at(i, 1), n, k} : MatrixView<const T>{at(i, 1), k, n});
+      ov.push_back({at(i, 2), m, n});
+    }
+    Context ctx;
+    py::gil_scoped_release release;
+    grouped_matmul<T>(av, bv, ov, ctx, {transpose_a, transpose_b});
+  };
+  if (dtype == "float32") run(float{});
+  else if (dtype == "float64") run(double{});
+  else if (dtype == "bfloat16") run(BFloat16{});
+  else EW_REQUIRE(false, kOp, ": dtype must be float32, float64 or bfloat16 (got ", dtype, ")");
+}
+
 }  // namespace
 
 void register_segment_matmul(py::module_& m) {
@@ -161,6 +197,13 @@ Returns grad_weight [T, K, M] (zeros for a type without rows).)doc");
 
 inputs, others: sequences of one length of 2-D float32, float64 or bfloat16 arrays, one dtype and
 device; op transposes when transpose_a / transpose_b. Returns a list of outputs.)doc");
+  m.def("grouped_matmul_at", &grouped_matmul_at_py, py::arg("addresses"), py::arg("shapes"), py::arg("dtype"),
+        py::kw_only(), py::arg("transpose_a") = false, py::arg("transpose_b") = false,
+        R"doc(Internal: grouped_matmul on host memory given by address (edgewise.torch's CPU path).
+
+addresses: int64 [P, 3] (a, b, out) of live, C-contiguous host arrays the caller keeps
+alive; shapes: int64 [P, 3] (m, n, k); dtype: "float32", "float64" or "bfloat16".
+Writes out[i] = op(a[i]) @ op(b[i]). Shapes and overlaps are checked; addresses are not.)doc");
 }
 
 }  // namespace edgewise::python

@@ -151,6 +151,19 @@ def test_binding_names_bad_arguments_and_leaves_nothing_half_done():
         edgewise.grouped_matmul([x], [np.ones((4, 2), np.float32)])
     out = edgewise.segment_matmul_weight_grad(x, np.array([0, 0, 6]), np.ones((6, 2), np.float32))
     assert out.shape == (2, 3, 2) and (out[0] == 0).all() and (out[1] == 6).all()
+    # The by-address form edgewise.torch uses on the CPU still checks shapes and overlaps.
+    w = np.ones((3, 2), np.float32)
+    o = np.full((6, 2), -1.0, np.float32)
+    rows = np.array([[x.ctypes.data, w.ctypes.data, o.ctypes.data]], np.int64)
+    edgewise._edgewise.grouped_matmul_at(rows, np.array([[6, 2, 3]]), "float32")
+    assert (o == 3).all()
+    with pytest.raises(ValueError, match="overlaps the input a"):
+        edgewise._edgewise.grouped_matmul_at(np.array([[x.ctypes.data, w.ctypes.data, x.ctypes.data]], np.int64),
+                                             np.array([[6, 2, 3]]), "float32")
+    with pytest.raises(ValueError, match="dtype must be float32, float64 or bfloat16"):
+        edgewise._edgewise.grouped_matmul_at(rows, np.array([[6, 2, 3]]), "float16")
+    with pytest.raises(ValueError, match=r"shapes must be \[P, 3\]"):
+        edgewise._edgewise.grouped_matmul_at(rows, np.array([[6, 2]]), "float32")
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

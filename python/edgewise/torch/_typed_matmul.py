@@ -15,9 +15,11 @@ loop of ``torch.matmul``.
 
 from typing import List, Optional
 
+import numpy as np
 import torch
 from torch import Tensor
 
+from .. import _edgewise
 from . import _bridge, _checks
 
 _KERNEL_DTYPES = (torch.float32, torch.float64, torch.bfloat16)
@@ -135,10 +137,32 @@ def segment_matmul(inputs: Tensor, ptr: Tensor, other: Tensor) -> Tensor:
 # --- grouped_matmul -------------------------------------------------------------------------------
 
 
+def _grouped_call(inputs: List[Tensor], others: List[Tensor], transpose_a: bool, transpose_b: bool) -> List[Tensor]:
+    """op(inputs[i]) @ op(others[i]) through the binding. Contiguous CPU tensors go by
+    address (outputs allocated here): converting a few hundred small tensors to and
+    from the binding one by one cost more than multiplying them."""
+    if not inputs:
+        return []
+    if inputs[0].device.type != "cpu" or not all(t.is_contiguous() for t in inputs + others):
+        device = inputs[0].device
+        return [t.to(device) for t in _bridge.call_list("grouped_matmul", inputs, others, transpose_a=transpose_a,
+                                                        transpose_b=transpose_b)]
+    shapes, outs = [], []
+    for a, b in zip(inputs, others):
+        m, k = (a.size(1), a.size(0)) if transpose_a else (a.size(0), a.size(1))
+        n = b.size(0) if transpose_b else b.size(1)
+        shapes.append((m, n, k))
+        outs.append(torch.empty((m, n), dtype=a.dtype))
+    addresses = np.array([(a.data_ptr(), b.data_ptr(), o.data_ptr()) for a, b, o in zip(inputs, others, outs)],
+                         dtype=np.int64)
+    _edgewise.grouped_matmul_at(addresses, np.array(shapes, dtype=np.int64), str(inputs[0].dtype)[6:],
+                                transpose_a=transpose_a, transpose_b=transpose_b)
+    return outs
+
+
 @torch.library.custom_op("edgewise::grouped_matmul", mutates_args=())
 def _grouped_matmul(inputs: List[Tensor], others: List[Tensor]) -> List[Tensor]:
-    device = inputs[0].device if inputs else None
-    return [t.to(device) for t in _bridge.call_list("grouped_matmul", inputs, others)]
+    return _grouped_call(inputs, others, False, False)
 
 
 @_grouped_matmul.register_fake
@@ -150,9 +174,7 @@ def _(inputs, others):
 def _grouped_matmul_transposed(inputs: List[Tensor], others: List[Tensor], transpose_a: bool,
                                transpose_b: bool) -> List[Tensor]:
     """op(inputs[i]) @ op(others[i]): the gradients of grouped_matmul."""
-    device = inputs[0].device if inputs else None
-    return [t.to(device) for t in _bridge.call_list("grouped_matmul", inputs, others, transpose_a=transpose_a,
-                                                    transpose_b=transpose_b)]
+    return _grouped_call(inputs, others, transpose_a, transpose_b)
 
 
 @_grouped_matmul_transposed.register_fake
