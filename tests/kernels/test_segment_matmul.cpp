@@ -134,9 +134,11 @@ TEST_P(SegmentMatmulTest, OneHugeTypeAndLongWeightGradients) {
 
 TEST_P(SegmentMatmulTest, BFloat16RoundsOnceAtEveryShape) {
   auto rng = rng_for(2);
-  // Register-tiled widths (64, 32, 16; transposed weights are copied once), untiled
+  // Register-tiled widths (64, 32, 16, 48 and 128 with odd K: AVX512-BF16 tiles where
+  // the CPU has them; transposed weights are copied or packed once), untiled
   // ones, a tall weight gradient split along its rows, and empty / one-row types.
-  const std::pair<int64_t, int64_t> widths[] = {{64, 64}, {32, 16}, {16, 32}, {3, 5}, {65, 33}, {7, 130}};
+  const std::pair<int64_t, int64_t> widths[] = {{64, 64}, {32, 16}, {16, 32}, {7, 48}, {33, 128}, {3, 5}, {65, 33},
+                                                {7, 130}};
   uint64_t salt = 300;
   for (const auto& [K, M] : widths) {
     for (Regime regime : {Regime::Uniform, Regime::AllSingleton, Regime::OneHub, Regime::SparseEmpty}) {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "edgewise/kernels/cpu/row_tile_gemm.hpp"
+#include "segment_matmul/bf16_dot_tiles.hpp"
 #include "segment_matmul/segment_matmul_backends.hpp"
 
 namespace edgewise::segment_matmul_detail {
@@ -159,6 +160,11 @@ void product_rows(const Gemm<T>& g, int64_t r0, int64_t r1, const T* b_untranspo
   else c.noalias() = a * b;
 }
 
+// Whether a bfloat16 product runs on bf16_dot's tiles (this CPU has the instructions).
+bool dot_tiled(const Gemm<BFloat16>& g) {
+  return !g.trans_a && bf16_dot::tiled_width(g.n) && !split_reduction(g) && bf16_dot::available();
+}
+
 // product_rows of a bfloat16 product: b_float is its right operand already in float,
 // stored [k, n] or, when b_trans, [n, k].
 void widened_rows(const Gemm<BFloat16>& g, int64_t r0, int64_t r1, const float* b_float, bool b_trans) {
@@ -222,19 +228,32 @@ void grouped_gemm_cpu(std::span<const Gemm<T>> gemms) {
   std::vector<C> partials(static_cast<std::size_t>(partial_at.back()));
   // Right operands copied once per product, not per block: the tiles read b as [k, n],
   // so a transposed b is transposed; a bfloat16 b (read by row blocks) is widened.
-  const auto copied = [](const Gemm<T>& g) {
-    if (g.m == 0 || g.n == 0 || g.k == 0) return false;
+  // On AVX512-BF16 a bfloat16 b is repacked into pairs of rows instead (packed).
+  const auto dot = [](const Gemm<T>& g) {
+    if constexpr (kWidened<T>) return g.m > 0 && g.n > 0 && g.k > 0 && dot_tiled(g);
+    return false;
+  };
+  const auto copied = [&](const Gemm<T>& g) {
+    if (g.m == 0 || g.n == 0 || g.k == 0 || dot(g)) return false;
     return kWidened<T> ? !split_reduction(g) : tiled(g) && g.trans_b;
   };
-  std::vector<int64_t> copy_at(gemms.size() + 1, 0);
+  std::vector<int64_t> copy_at(gemms.size() + 1, 0), pack_at(gemms.size() + 1, 0);
   for (std::size_t i = 0; i < gemms.size(); ++i) {
-    copy_at[i + 1] = copy_at[i] + (copied(gemms[i]) ? gemms[i].k * gemms[i].n : 0);
+    const Gemm<T>& g = gemms[i];
+    copy_at[i + 1] = copy_at[i] + (copied(g) ? g.k * g.n : 0);
+    pack_at[i + 1] = pack_at[i] + (dot(g) ? (g.k + 1) / 2 * g.n : 0);
   }
   std::vector<C> b_copies(static_cast<std::size_t>(copy_at.back()));
+  std::vector<uint32_t> packed(static_cast<std::size_t>(pack_at.back()));
   const auto gemm_count = static_cast<int64_t>(gemms.size());
-#pragma omp parallel for schedule(dynamic, 16) if (copy_at.back() > 0)
+#pragma omp parallel for schedule(dynamic, 16) if (copy_at.back() + pack_at.back() > 0)
   for (int64_t i = 0; i < gemm_count; ++i) {
     const Gemm<T>& g = gemms[static_cast<std::size_t>(i)];
+    if constexpr (kWidened<T>) {
+      if (pack_at[static_cast<std::size_t>(i) + 1] > pack_at[static_cast<std::size_t>(i)]) {
+        bf16_dot::pack_pairs(g.b, g.k, g.n, g.trans_b, packed.data() + pack_at[static_cast<std::size_t>(i)]);
+      }
+    }
     C* dst = b_copies.data() + copy_at[static_cast<std::size_t>(i)];
     if (copy_at[static_cast<std::size_t>(i) + 1] == copy_at[static_cast<std::size_t>(i)]) continue;
     if (g.trans_b && tiled(g)) {
@@ -254,6 +273,7 @@ void grouped_gemm_cpu(std::span<const Gemm<T>> gemms) {
     C* partial = blk.partial < 0 ? nullptr : partials.data() + partial_at[static_cast<std::size_t>(blk.partial)];
     if constexpr (kWidened<T>) {
       if (partial != nullptr) widened_slice(g, blk.r0, blk.r1, partial);
+      else if (pack_at[gi + 1] > pack_at[gi]) bf16_dot::rows(g.a, blk.r0, blk.r1, g.k, packed.data() + pack_at[gi], g.n, g.c);
       else widened_rows(g, blk.r0, blk.r1, b_copies.data() + copy_at[gi], g.trans_b && !tiled(g));
     } else {
       const T* b_plain = copy_at[gi + 1] > copy_at[gi] ? b_copies.data() + copy_at[gi] : g.b;
