@@ -209,6 +209,23 @@ TEST_P(SegmentMatmulTest, GroupedEveryTranspose) {
   grouped_matmul<float>({}, {}, {}, ctx);  // no products: nothing to do
 }
 
+// segment_matmul and its weight gradient at `threads` threads, as the outputs' bytes.
+template <class T>
+std::vector<uint8_t> bytes_at(int threads, const std::vector<int64_t>& ptr, const std::vector<T>& x,
+                              const std::vector<T>& w, const std::vector<T>& g, int64_t K, int64_t M) {
+  const int64_t N = ptr.back(), types = static_cast<int64_t>(ptr.size()) - 1;
+  const VectorView<const int64_t> pv(ptr.data(), static_cast<int64_t>(ptr.size()));
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  std::vector<T> out(static_cast<size_t>(N * M + types * K * M));
+  Context ctx;
+  segment_matmul<T>(pv, {x.data(), N, K}, {w.data(), types * K, M}, {out.data(), N, M}, ctx);
+  segment_matmul_weight_grad<T>(pv, {x.data(), N, K}, {g.data(), N, M}, {out.data() + N * M, types * K, M}, ctx);
+  omp_set_num_threads(saved);
+  const auto* p = reinterpret_cast<const uint8_t*>(out.data());
+  return {p, p + out.size() * sizeof(T)};
+}
+
 TEST(SegmentMatmulCpu, BitwiseAcrossThreadCounts) {
   auto rng = rng_for(900);
   const auto lengths = segment_lengths(rng, Regime::PowerLaw, 40, 300);
@@ -216,40 +233,19 @@ TEST(SegmentMatmulCpu, BitwiseAcrossThreadCounts) {
   const int64_t N = ptr.back(), K = 24, M = 40, T = 40;
   const auto x = random_values<float>(rng, N * K, -1, 1), w = random_values<float>(rng, T * K * M, -1, 1),
              g = random_values<float>(rng, N * M, -1, 1);
-  const VectorView<const int64_t> pv(ptr.data(), static_cast<int64_t>(ptr.size()));
-  auto run = [&](int threads) {
-    const int saved = omp_get_max_threads();
-    omp_set_num_threads(threads);
-    std::vector<float> out(static_cast<size_t>(N * M)), gw(static_cast<size_t>(T * K * M));
-    Context ctx;
-    segment_matmul<float>(pv, {x.data(), N, K}, {w.data(), T * K, M}, {out.data(), N, M}, ctx);
-    segment_matmul_weight_grad<float>(pv, {x.data(), N, K}, {g.data(), N, M}, {gw.data(), T * K, M}, ctx);
-    omp_set_num_threads(saved);
-    out.insert(out.end(), gw.begin(), gw.end());
-    return out;
-  };
-  const auto one = run(1);
-  EXPECT_TRUE(equal_exactly(run(2), one));
-  EXPECT_TRUE(equal_exactly(run(3), one));
-
-  // bfloat16: the same blocks, each widened and rounded alone.
+  const auto one = bytes_at(1, ptr, x, w, g, K, M);
+  EXPECT_TRUE(equal_exactly(bytes_at(2, ptr, x, w, g, K, M), one));
+  EXPECT_TRUE(equal_exactly(bytes_at(3, ptr, x, w, g, K, M), one));
+  // bfloat16: the same blocks, each widened (or on bfloat16 tiles) and rounded alone.
   const std::vector<BFloat16> xb(x.begin(), x.end()), wb(w.begin(), w.end()), gb(g.begin(), g.end());
-  auto run_bf16 = [&](int threads) {
-    const int saved = omp_get_max_threads();
-    omp_set_num_threads(threads);
-    std::vector<BFloat16> out(static_cast<size_t>(N * M)), gw(static_cast<size_t>(T * K * M));
-    Context ctx;
-    segment_matmul<BFloat16>(pv, {xb.data(), N, K}, {wb.data(), T * K, M}, {out.data(), N, M}, ctx);
-    segment_matmul_weight_grad<BFloat16>(pv, {xb.data(), N, K}, {gb.data(), N, M}, {gw.data(), T * K, M}, ctx);
-    omp_set_num_threads(saved);
-    std::vector<uint16_t> bits;
-    for (const BFloat16& v : out) bits.push_back(v.bits);
-    for (const BFloat16& v : gw) bits.push_back(v.bits);
-    return bits;
-  };
-  const auto one_bf16 = run_bf16(1);
-  EXPECT_TRUE(equal_exactly(run_bf16(2), one_bf16));
-  EXPECT_TRUE(equal_exactly(run_bf16(3), one_bf16));
+  for (int64_t width : {M, int64_t{32}}) {
+    std::vector<BFloat16> wide(static_cast<size_t>(T * K * width)), gw(static_cast<size_t>(N * width));
+    for (size_t i = 0; i < wide.size(); ++i) wide[i] = wb[i % wb.size()];
+    for (size_t i = 0; i < gw.size(); ++i) gw[i] = gb[i % gb.size()];
+    const auto one_bf16 = bytes_at(1, ptr, xb, wide, gw, K, width);
+    EXPECT_TRUE(equal_exactly(bytes_at(2, ptr, xb, wide, gw, K, width), one_bf16)) << width;
+    EXPECT_TRUE(equal_exactly(bytes_at(3, ptr, xb, wide, gw, K, width), one_bf16)) << width;
+  }
 }
 
 // `call` throws std::invalid_argument whose message holds `needle`; `out` is untouched.
