@@ -26,7 +26,10 @@ namespace edgewise {
 //
 // Element types: float, double and BFloat16. BFloat16 products accumulate in float and
 // round each output element once (as torch.matmul does in bfloat16); a weight gradient
-// summed over several row blocks adds their float partials before rounding.
+// summed over several row blocks adds their float partials before rounding. On CPUs
+// with AVX512-BF16, products of output width 16..128 (a multiple of 16) run on
+// vdpbf16ps, which flushes denormals (below ~1e-38) to zero; elsewhere blocks widen
+// to float.
 //
 // All views live on ctx.device(), except ptr (host). With ctx.validate (the default)
 // shapes, devices and ptr are checked before anything is written; a bad argument throws
