@@ -219,6 +219,30 @@ def grouped_matmul(inputs: List[Tensor], others: List[Tensor],
         raise ValueError(f"{op}: biases must have one entry per product ({len(inputs)}; got {len(biases)})")
     if not inputs:
         return []
+    if not _all_chain(inputs, others):
+        _name_the_bad_product(inputs, others, op)
+    if inputs[0].dtype in _KERNEL_DTYPES:
+        outs = _grouped_matmul([a.contiguous() for a in inputs], [b.contiguous() for b in others])
+    else:
+        outs = [a @ b for a, b in zip(inputs, others)]
+    if biases is None:
+        return list(outs)
+    return [out if bias is None else out + bias for out, bias in zip(outs, biases)]
+
+
+def _all_chain(inputs: List[Tensor], others: List[Tensor]) -> bool:
+    """Whether every product is well formed: one pass without building messages (a few
+    hundred products are checked in the time of one)."""
+    dtype, device = getattr(inputs[0], "dtype", None), getattr(inputs[0], "device", None)
+    if getattr(device, "type", None) not in ("cpu", "cuda"):
+        return False
+    return all(isinstance(a, Tensor) and isinstance(b, Tensor) and a.dim() == 2 and b.dim() == 2
+               and a.size(1) == b.size(0) and a.dtype == dtype and b.dtype == dtype and a.device == device
+               and b.device == device for a, b in zip(inputs, others))
+
+
+def _name_the_bad_product(inputs: List[Tensor], others: List[Tensor], op: str) -> None:
+    """Raises the ValueError naming the first bad product (_all_chain said there is one)."""
     for i, (a, b) in enumerate(zip(inputs, others)):
         a = _checks.tensor(a, f"inputs[{i}]", op)
         b = _checks.tensor(b, f"others[{i}]", op)
@@ -233,13 +257,7 @@ def grouped_matmul(inputs: List[Tensor], others: List[Tensor],
                 raise ValueError(f"{op}: {name} has dtype {t.dtype} but inputs[0] has {inputs[0].dtype} "
                                  f"(never cast)")
             _checks.same_device(t, name, inputs[0], op, "inputs[0]")
-    if inputs[0].dtype in _KERNEL_DTYPES:
-        outs = _grouped_matmul([a.contiguous() for a in inputs], [b.contiguous() for b in others])
-    else:
-        outs = [a @ b for a, b in zip(inputs, others)]
-    if biases is None:
-        return list(outs)
-    return [out if bias is None else out + bias for out, bias in zip(outs, biases)]
+    raise AssertionError(f"{op}: _all_chain and _name_the_bad_product disagree")
 
 
 __all__ = ["grouped_matmul", "segment_matmul"]
