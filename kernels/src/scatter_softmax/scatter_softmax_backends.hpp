@@ -10,7 +10,7 @@
 
 namespace edgewise::scatter_softmax_detail {
 
-// The CPU passes, one copy per ISA level (float; other types: baseline only)
+// The CPU passes, one copy per ISA level (float and the 16-bit floats; double: baseline only)
 // (scatter_softmax_cpu.cpp; cpu_isa/dispatch.hpp):
 // values and out are [M, C] with groups [S, C], or with `transposed` [C, M] and [C, S].
 //  exponentials: out[r, c] = exp(values[r, c] - group_max[index[r], c]); with nan_as_zero
@@ -32,17 +32,17 @@ EW_DECLARE_PER_CPU_ISA(
 template <class T, class I>
 void exponentials_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_t S, bool transposed,
                       bool nan_as_zero, const T* group_max, T* out) {
-  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, exponentials_cpu, values, index, M, C, S, transposed, nan_as_zero,
+  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedScatterElement<T>, exponentials_cpu, values, index, M, C, S, transposed, nan_as_zero,
                          group_max, out);
 }
 template <class T>
 void logsumexp_finalise_cpu(const T* group_max, const T* group_sum, int64_t n, double eps, T* out) {
-  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, logsumexp_finalise_cpu, group_max, group_sum, n, eps, out);
+  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedScatterElement<T>, logsumexp_finalise_cpu, group_max, group_sum, n, eps, out);
 }
 template <class T, class I>
 void normalise_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_t S, bool transposed,
                    const T* group_max, T* group_sum, SoftmaxKind kind, double eps, T* out) {
-  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, normalise_cpu, values, index, M, C, S, transposed, group_max,
+  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedScatterElement<T>, normalise_cpu, values, index, M, C, S, transposed, group_max,
                          group_sum, kind, eps, out);
 }
 

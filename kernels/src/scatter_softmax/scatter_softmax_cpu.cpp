@@ -124,14 +124,14 @@ void normalise_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_
 #define EW_INSTANTIATE(T)                                                                   \
   template void logsumexp_finalise_cpu<T>(const T*, const T*, int64_t, double, T*);        \
   EW_INSTANTIATE_INDEX(T, int32_t) EW_INSTANTIATE_INDEX(T, int64_t)
-// The baseline copy: every element type; the AVX2 / AVX-512 copies: float only (kIsaDispatchedElement).
-#if EW_CPU_ISA_LEVEL == 0
+// The baseline copy: every element type; the AVX2 / AVX-512 copies: float and the 16-bit
+// floats (kIsaDispatchedScatterElement: their exponentials are float polynomials, which
+// the baseline's SSE width leaves bound by arithmetic, not memory).
 EW_INSTANTIATE(float)
-EW_INSTANTIATE(double)
 EW_INSTANTIATE(Half)
 EW_INSTANTIATE(BFloat16)
-#else
-EW_INSTANTIATE(float)
+#if EW_CPU_ISA_LEVEL == 0
+EW_INSTANTIATE(double)
 #endif
 #undef EW_INSTANTIATE_INDEX
 #undef EW_INSTANTIATE
