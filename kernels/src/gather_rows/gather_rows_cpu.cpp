@@ -1,0 +1,163 @@
+// gather_rows CPU driver: static blocks of output rows over OpenMP threads. Each block
+// owns its output rows, so there are no atomics and the result is the same at any
+// thread count; rows are copied with compile-time widths where the width is common.
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "gather_rows/gather_rows_backends.hpp"
+
+namespace edgewise::gather_rows_detail {
+
+namespace {
+
+// About this many elements per block: several blocks per thread for balance, few
+// enough that locating a block's first segment (a binary search) costs nothing.
+constexpr int64_t kBlockElements = int64_t{1} << 14;
+// Below this many output elements one thread copies everything.
+constexpr int64_t kParallelElements = int64_t{1} << 15;
+
+template <int64_t N>
+using Cols = std::integral_constant<int64_t, N>;
+
+// f(Cols<C>{}) for the widths GNN features take (a fixed trip count becomes a few
+// vector moves, where a memcpy call per 64-byte row would cost more than the copy),
+// f(Cols<0>{}) for any other width (a runtime-length copy).
+template <class F>
+void visit_cols(int64_t cols, F&& f) {
+  switch (cols) {
+    case 1: return f(Cols<1>{});
+    case 2: return f(Cols<2>{});
+    case 4: return f(Cols<4>{});
+    case 8: return f(Cols<8>{});
+    case 16: return f(Cols<16>{});
+    case 32: return f(Cols<32>{});
+    case 64: return f(Cols<64>{});
+    case 128: return f(Cols<128>{});
+    default: return f(Cols<0>{});
+  }
+}
+
+template <int64_t N, class W>
+inline void copy_row(W* dst, const W* src, int64_t cols) {
+  if constexpr (N > 0) {
+    std::memcpy(dst, src, N * sizeof(W));
+  } else {
+    std::memcpy(dst, src, static_cast<std::size_t>(cols) * sizeof(W));
+  }
+}
+
+// n copies of one row; a one-element row is a fill, which vectorises.
+template <int64_t N, class W>
+inline void fill_rows(W* dst, const W* row, int64_t n, int64_t cols) {
+  if constexpr (N == 1) {
+    std::fill(dst, dst + n, *row);
+  } else {
+    const int64_t C = N > 0 ? N : cols;
+    for (int64_t i = 0; i < n; ++i) copy_row<N>(dst + i * C, row, cols);
+  }
+}
+
+template <class W>
+inline void zero_rows(W* dst, int64_t n, int64_t cols) {
+  std::memset(dst, 0, static_cast<std::size_t>(n * cols) * sizeof(W));
+}
+
+// Rows [lo, hi) of batch a: the walk from the segment of row lo on, one fill per segment.
+template <int64_t N, class W>
+void spread_rows(const CsrSpread<W>& p, int64_t a, int64_t lo, int64_t hi) {
+  const int64_t C = N > 0 ? N : p.C;
+  const int64_t* offsets = p.offsets + a * p.offsets_stride;
+  const W* values = p.values + a * p.S * C;
+  W* out = p.out + a * p.M * C;
+  const int64_t first = std::min(hi, std::max(lo, offsets[0]));
+  zero_rows(out + lo * C, first - lo, C);  // before offsets[0]
+  int64_t r = first;
+  if (r < offsets[p.S]) {
+    for (int64_t s = segment_of_row(offsets, p.S, r); s < p.S && r < hi; ++s) {
+      const int64_t end = std::min(hi, offsets[s + 1]);
+      fill_rows<N>(out + r * C, values + s * C, end - r, C);
+      r = std::max(r, end);
+    }
+  }
+  zero_rows(out + r * C, hi - r, C);  // from offsets[S] on
+}
+
+template <int64_t N, class W>
+void spread(const CsrSpread<W>& p) {
+  const int64_t total = p.batches * p.M;
+  const int64_t block = std::max<int64_t>(1, kBlockElements / p.C);
+  const int64_t blocks = (total + block - 1) / block;
+#pragma omp parallel for schedule(static) if (total * p.C >= kParallelElements)
+  for (int64_t b = 0; b < blocks; ++b) {
+    // A block may straddle batches (M small): one walk per batch it touches.
+    for (int64_t row = b * block, end = std::min(total, row + block); row < end;) {
+      const int64_t a = row / p.M, lo = row - a * p.M, hi = std::min(p.M, lo + (end - row));
+      spread_rows<N>(p, a, lo, hi);
+      row += hi - lo;
+    }
+  }
+}
+
+// Rows [lo, hi) of batch a.
+template <int64_t N, class W, class I>
+inline void pick_rows(const CooPick<W, I>& p, int64_t a, int64_t lo, int64_t hi) {
+  const int64_t C = N > 0 ? N : p.C;
+  const I* index = p.index + a * p.index_stride;
+  const W* values = p.values + a * p.S * C;
+  W* out = p.out + a * p.E * C;
+  for (int64_t e = lo; e < hi; ++e) copy_row<N>(out + e * C, values + static_cast<int64_t>(index[e]) * C, C);
+}
+
+template <int64_t N, class W, class I>
+void pick(const CooPick<W, I>& p) {
+  const int64_t C = N > 0 ? N : p.C;
+  const int64_t total = p.batches * p.E;
+  const bool parallel = total * C >= kParallelElements;
+  if (p.index_stride == 0 && p.batches > 1) {
+    // One index for every batch (dim=-1 of a 2-D src: narrow rows, many batches):
+    // blocks of index positions, every batch inside, so each block of the index is
+    // read from memory once rather than once per batch.
+    const int64_t block = std::max<int64_t>(1, kBlockElements / C);
+    const int64_t blocks = (p.E + block - 1) / block;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t lo = b * block, hi = std::min(p.E, lo + block);
+      for (int64_t a = 0; a < p.batches; ++a) pick_rows<N>(p, a, lo, hi);
+    }
+    return;
+  }
+  const int64_t block = std::max<int64_t>(1, kBlockElements / C);
+  const int64_t blocks = (total + block - 1) / block;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t b = 0; b < blocks; ++b) {
+    for (int64_t row = b * block, end = std::min(total, row + block); row < end;) {
+      const int64_t a = row / p.E, lo = row - a * p.E, hi = std::min(p.E, lo + (end - row));
+      pick_rows<N>(p, a, lo, hi);
+      row += hi - lo;
+    }
+  }
+}
+
+}  // namespace
+
+template <class W>
+void gather_rows_csr_cpu(const CsrSpread<W>& p) {
+  visit_cols(p.C, [&](auto n) { spread<decltype(n)::value>(p); });
+}
+
+template <class W, class I>
+void gather_rows_coo_cpu(const CooPick<W, I>& p) {
+  visit_cols(p.C, [&](auto n) { pick<decltype(n)::value>(p); });
+}
+
+#define EW_INSTANTIATE(W)                                                   \
+  template void gather_rows_csr_cpu<W>(const CsrSpread<W>&);              \
+  template void gather_rows_coo_cpu<W, int32_t>(const CooPick<W, int32_t>&); \
+  template void gather_rows_coo_cpu<W, int64_t>(const CooPick<W, int64_t>&);
+EW_INSTANTIATE(uint16_t)
+EW_INSTANTIATE(uint32_t)
+EW_INSTANTIATE(uint64_t)
+#undef EW_INSTANTIATE
+
+}  // namespace edgewise::gather_rows_detail
