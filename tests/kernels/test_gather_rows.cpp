@@ -145,6 +145,30 @@ TEST_P(GatherRowsTest, CsrWidthsAndLargeProblems) {
   check_csr<double>(device(), {0, 150000, 150000, 10, 10, 10}, 2, 2, 200000, 1, ++salt);
 }
 
+// Outputs of 32 MB and more bypass the caches where the row is a multiple of 16 bytes;
+// an output that is not 16-byte aligned takes the regular stores.
+TEST_P(GatherRowsTest, LargeOutputsStreamedOrNot) {
+  check_csr<float>(device(), {0, 0, 400000, 600000}, 1, 2, 600000, 16, 150);  // 76.8 MB
+  check_csr<BFloat16>(device(), {3, 3, 1000000, 2500000, 0, 7, 7, 2600000}, 2, 2, 2600000, 8, 151);
+  check_csr<double>(device(), {0, 700000}, 1, 1, 800000, 8, 152);
+  auto rng = rng_for(153);
+  std::uniform_int_distribution<int64_t> pick(0, 4999);
+  std::vector<int64_t> index(600000);
+  for (auto& i : index) i = pick(rng);
+  check_coo<float, int64_t>(device(), index, 1, 1, 5000, 32, 154);  // 76.8 MB
+  check_coo<Half, int64_t>(device(), index, 2, 2, 5000, 32, 155);
+  // out one element into its buffer: never 16-byte aligned.
+  const int64_t E = static_cast<int64_t>(index.size()), C = 16;
+  const auto values = random_bits<float>(rng, 5000 * C);
+  const auto d_values = to_device(values, device());
+  const auto d_index = to_device(index, device());
+  auto buffer = poisoned<float>(E * C + 1, device());
+  gather_rows_coo<float, int64_t>(cview(d_values, 5000, C), cview(d_index, 1, E), {buffer.data() + 1, E, C, device()});
+  std::vector<float> got = buffer.to_host_vector();
+  got.erase(got.begin());
+  EXPECT_TRUE(same_bits(got, reference::gather_rows_coo_ref(values, index, 1, 1, 5000, C)));
+}
+
 TEST_P(GatherRowsTest, CsrEdgeShapes) {
   check_csr<float>(device(), {0, 1}, 1, 1, 1, 1, 1);            // one element
   check_csr<float>(device(), {0, 0}, 1, 1, 4, 2, 2);            // nothing covered: all zeros

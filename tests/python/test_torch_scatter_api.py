@@ -251,6 +251,10 @@ def test_gathers_large_against_torch_gather(dtype, C):
     covered = (positions >= per_row[:, :1]) & (positions < per_row[:, -1:])
     want = torch.where(covered, src.t().gather(1, segment.clamp(0, S - 1)), torch.zeros((), dtype=dtype))
     assert torch.equal(ts.gather_csr(src.t(), per_row), want)
+    bad = indptr.clone()
+    bad[S // 2] = bad[S // 2 + 1] + 1
+    with pytest.raises(ValueError, match="gather_csr: indptr must be nondecreasing"):
+        ts.gather_csr(src, bad)
 
 
 # --- edge cases -----------------------------------------------------------------------------------

@@ -453,10 +453,15 @@ def _copies_rows(src: Tensor) -> bool:
 def _gather_csr_forward(src: Tensor, indptr: Tensor, caller: str) -> Tensor:
     A, S, B = src.shape
     rows = int(indptr[-1, -1]) if indptr.numel() > 0 and src.numel() > 0 else 0
-    _check_indptr(indptr, rows, caller, "the output's rows: the last batch's indptr[-1], as torch_scatter sizes it")
+    rows_are = "the output's rows: the last batch's indptr[-1], as torch_scatter sizes it"
     if _copies_rows(src) and A * rows * B > 0:
-        out = _kernel("gather_rows_csr", src.reshape(A * S, B), indptr, rows, caller=caller, device=None, batches=A)
+        try:  # the kernel checks indptr in its one pass over it
+            out = _bridge.call("gather_rows_csr", src.reshape(A * S, B), indptr, rows, batches=A)
+        except ValueError as e:
+            _check_indptr(indptr, rows, caller, rows_are)  # the operators' own message for a bad indptr
+            raise _rewrap(e, "gather_rows_csr", caller) from None
         return out.view(A, rows, B)
+    _check_indptr(indptr, rows, caller, rows_are)
     ids = segment_ids(indptr, rows)  # [Ai, rows], S for rows no segment covers (written 0)
     padded = torch.cat([src, src.new_zeros((A, 1, B))], dim=1)
     return _pick(padded, ids.unsqueeze(2), rows).contiguous()
