@@ -169,6 +169,22 @@ TEST_P(GatherRowsTest, LargeOutputsStreamedOrNot) {
   EXPECT_TRUE(same_bits(got, reference::gather_rows_coo_ref(values, index, 1, 1, 5000, C)));
 }
 
+// Shared offsets over several batches with short segments (the per-block segment ids
+// path): source rows too large to share the cache (groups of batches), uncovered head
+// and tail, and a streamed output (38 MB of 16-byte rows).
+TEST_P(GatherRowsTest, CsrSharedShortSegments) {
+  auto rng = rng_for(160);
+  int64_t M = 0;
+  const auto wide = regime_offsets(rng, Regime::Uniform, 1, 100000, 5, 3, M, 9);
+  check_csr<float>(device(), wide, 1, 5, M, 1, 161);
+  check_csr<BFloat16>(device(), wide, 1, 3, M, 3, 162);
+  const auto sparse = regime_offsets(rng, Regime::SparseEmpty, 1, 20000, 20, 0, M, 0);
+  check_csr<float>(device(), sparse, 1, 2, M, 2, 163);
+  std::vector<int64_t> even(20001);
+  for (size_t s = 0; s < even.size(); ++s) even[s] = static_cast<int64_t>(s) * 30;
+  check_csr<float>(device(), even, 1, 4, 600000, 4, 164);
+}
+
 TEST_P(GatherRowsTest, CsrEdgeShapes) {
   check_csr<float>(device(), {0, 1}, 1, 1, 1, 1, 1);            // one element
   check_csr<float>(device(), {0, 0}, 1, 1, 4, 2, 2);            // nothing covered: all zeros
@@ -208,6 +224,13 @@ TEST_P(GatherRowsTest, CooLargeAndEdgeShapes) {
   for (auto& i : index) i = pick(rng);
   check_coo<float, int64_t>(device(), index, 1, 2, 1000, 16, 301);
   check_coo<BFloat16, int64_t>(device(), index, 1, 1, 1000, 1, 302);
+  // A shared index over batches whose source rows (400 KB each) do not all fit in
+  // cache at once: groups of batches.
+  std::uniform_int_distribution<int64_t> wide(0, 99999);
+  std::vector<int32_t> shared(50000);
+  for (auto& i : shared) i = static_cast<int32_t>(wide(rng));
+  check_coo<float, int32_t>(device(), shared, 1, 5, 100000, 1, 307);
+  check_coo<double, int32_t>(device(), shared, 1, 3, 100000, 2, 308);
   check_coo<float, int64_t>(device(), {0}, 1, 1, 1, 1, 303);             // one element
   check_coo<float, int64_t>(device(), {}, 1, 3, 5, 2, 304);              // E = 0
   check_coo<float, int64_t>(device(), {0, 0, 0}, 1, 0, 0, 2, 305);       // A = 0
