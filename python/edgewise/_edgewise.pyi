@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['BatchPipeline', 'CscGraph', 'DataFileError', 'DeviceArray', 'Graph', 'HeteroHopSampler', 'HopSampler', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'grouped_matmul', 'grouped_matmul_at', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_logsumexp', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_matmul', 'segment_matmul_weight_grad', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
+__all__: list[str] = ['BatchPipeline', 'CscGraph', 'DataFileError', 'DeviceArray', 'Graph', 'HeteroHopSampler', 'HopSampler', 'LayerwiseSampler', 'NeighborSampler', 'SeedSampler', 'SegmentTree', 'cuda_built', 'cuda_device_count', 'default_data_dir', 'dropout', 'edge_gather_sum', 'edge_softmax', 'edge_softmax_backward', 'empty_host_cache', 'galloping_search', 'gather_rows_coo', 'gather_rows_csr', 'grouped_matmul', 'grouped_matmul_at', 'host_buffer', 'load_dataset', 'load_graph_dataset', 'memory_stats', 'node_ordering', 'offsets_from_keys', 'planted_partition', 'read_npz', 'reduce_ops', 'rmat_graph', 'run_length_encode', 'scatter_logsumexp', 'scatter_reduce', 'scatter_reduce_backward', 'scatter_softmax', 'sddmm_add', 'sddmm_dot', 'segment_matmul', 'segment_matmul_weight_grad', 'segment_reduce', 'segment_reduce_backward', 'sort_by_key', 'spmm', 'spmm_arg_backward', 'spmm_backward', 'spmm_full_backward', 'spmm_weight_backward', 'train_graph_classifier', 'unique']
 class DeviceArray:
     """
     A CUDA result buffer owned by Edgewise, exported through DLPack.
@@ -434,6 +434,28 @@ def galloping_search(values: typing.Any, queries: typing.Any, segments: typing.A
     Arrays may be NumPy arrays or CPU DLPack tensors (torch in -> torch positions out,
     read without a copy when C-contiguous); CUDA tensors are not taken here (ValueError
     naming the argument: move them to the CPU first).
+    """
+def gather_rows_coo(values: typing.Any, index: typing.Any, *, batches: typing.SupportsInt | typing.SupportsIndex = 1, stream: typing.Any = None) -> typing.Any:
+    """
+    Pick rows by index (torch_scatter's gather_coo).
+    
+    values: [A * S] or [A * S, C] array of any reduction dtype, A = batches. index: int32
+        or int64 array [E] (shared by every batch) or [A, E], every element in [0, S).
+    Returns out [A * E] or [A * E, C]: out[a * E + e] = values[a * S + index[a][e]].
+    Copies bits exactly. Bad input raises ValueError naming the argument and the first
+    bad position. Arrays and stream: as segment_reduce.
+    """
+def gather_rows_csr(values: typing.Any, offsets: typing.Any, rows: typing.SupportsInt | typing.SupportsIndex, *, batches: typing.SupportsInt | typing.SupportsIndex = 1, stream: typing.Any = None) -> typing.Any:
+    """
+    Spread each segment's row over the output rows offsets assign it (torch_scatter's gather_csr).
+    
+    values: [A * S] or [A * S, C] array of any reduction dtype (float32, float64, float16,
+        bfloat16, int32, int64, uint32), A = batches. offsets: integer array [S + 1] (shared
+        by every batch) or [A, S + 1], each row nondecreasing within [0, rows].
+    Returns out [A * rows] or [A * rows, C] of values' dtype: out[a * rows + r] =
+    values[a * S + s] for r in offsets[a][s]:offsets[a][s + 1]; rows no segment covers
+    are 0. Copies bits exactly. Bad input raises ValueError naming the argument and the
+    first bad position. Arrays and stream: as segment_reduce.
     """
 def grouped_matmul(inputs: collections.abc.Sequence, others: collections.abc.Sequence, *, transpose_a: bool = False, transpose_b: bool = False, stream: typing.Any = None) -> typing.Any:
     """

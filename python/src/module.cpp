@@ -9,6 +9,7 @@ namespace py = pybind11;
 namespace edgewise::python {
 void register_array_interop(py::module_& m);
 void register_segment_reduce(py::module_& m);
+void register_gather_rows(py::module_& m);
 void register_segment_tree(py::module_& m);
 void register_sort_by_key(py::module_& m);
 void register_run_length_encode(py::module_& m);
@@ -40,6 +41,7 @@ PYBIND11_MODULE(_edgewise, m) {
         "Number of usable CUDA devices (0 without a GPU or driver; never raises).");
   edgewise::python::register_array_interop(m);
   edgewise::python::register_segment_reduce(m);
+  edgewise::python::register_gather_rows(m);
   edgewise::python::register_segment_tree(m);
   edgewise::python::register_sort_by_key(m);
   edgewise::python::register_run_length_encode(m);

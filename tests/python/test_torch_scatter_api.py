@@ -214,6 +214,49 @@ def test_against_torch_native_ops(dtype):
                                                                                      .view(-1, 1).expand(M, C)))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("C", [1, 3, 16])
+def test_gathers_large_against_torch_gather(dtype, C):
+    """Inputs spanning many blocks of the CPU row-copy kernels: dim 0 and dim -1, one
+    index / indptr for every row and one per row (rows no segment covers are 0), int32
+    index, and a bad entry in a per-row index named as the operators name it."""
+    seed = seed_of("gather-large", dtype, C)
+    gen = torch.Generator().manual_seed(seed)
+    S, E, head = 300, 40000, 5
+    src = values((S, C), dtype, seed)
+    index = torch.randint(0, S, (E,), generator=gen)
+    want = src.gather(0, index.view(-1, 1).expand(E, C))
+    assert torch.equal(ts.gather_coo(src, index), want)
+    assert torch.equal(ts.gather_coo(src, index.int()), want)
+    assert torch.equal(ts.gather_coo(src.t(), index.view(1, -1)), want.t())
+    per_row = torch.randint(0, S, (C, E), generator=gen)
+    assert torch.equal(ts.gather_coo(src.t(), per_row), src.t().gather(1, per_row))
+    bad = per_row.clone()
+    bad[C - 1, E // 2] = S
+    with pytest.raises(ValueError, match=rf"gather_coo: index holds {S}, outside \[0, {S}\)"):
+        ts.gather_coo(src.t(), bad)
+
+    # CSR: `head` uncovered rows, then the segments of the sorted index.
+    indptr = torch.cat([torch.zeros(1, dtype=torch.int64), torch.bincount(index, minlength=S).cumsum(0)]) + head
+    spread = src.gather(0, index.sort().values.view(-1, 1).expand(E, C))
+    want = torch.cat([torch.zeros(head, C, dtype=dtype), spread])
+    assert torch.equal(ts.gather_csr(src, indptr), want)
+    assert torch.equal(ts.gather_csr(src.t(), indptr.view(1, -1)), want.t())
+    # One indptr per row of src.t(), row c ending c rows early (its tail uncovered).
+    rows = head + E
+    ends = rows - torch.arange(C - 1, -1, -1).view(-1, 1)
+    per_row = torch.minimum(indptr.view(1, -1), ends)
+    positions = torch.arange(rows).view(1, -1).expand(C, rows).contiguous()
+    segment = torch.searchsorted(per_row, positions, right=True) - 1
+    covered = (positions >= per_row[:, :1]) & (positions < per_row[:, -1:])
+    want = torch.where(covered, src.t().gather(1, segment.clamp(0, S - 1)), torch.zeros((), dtype=dtype))
+    assert torch.equal(ts.gather_csr(src.t(), per_row), want)
+    bad = indptr.clone()
+    bad[S // 2] = bad[S // 2 + 1] + 1
+    with pytest.raises(ValueError, match="gather_csr: indptr must be nondecreasing"):
+        ts.gather_csr(src, bad)
+
+
 # --- edge cases -----------------------------------------------------------------------------------
 
 

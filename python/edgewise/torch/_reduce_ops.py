@@ -439,11 +439,29 @@ segment_reduce_arg.register_autograd(_segment_arg_backward, setup_context=_segme
 
 # --- gathers: the inverse direction (torch_scatter's gather_csr / gather_coo) ----------------------
 
+# The dtypes the gather_rows kernels copy (any of the reductions' element types).
+_ROW_COPY_TYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64)
+
+
+def _copies_rows(src: Tensor) -> bool:
+    """Whether the CPU gather_rows kernels take this gather: they copy each output row
+    once, where torch's gather reads an expanded index per element (and gather_csr's
+    fallback first copies src to append a zero row)."""
+    return src.device.type == "cpu" and src.dtype in _ROW_COPY_TYPES
+
 
 def _gather_csr_forward(src: Tensor, indptr: Tensor, caller: str) -> Tensor:
     A, S, B = src.shape
     rows = int(indptr[-1, -1]) if indptr.numel() > 0 and src.numel() > 0 else 0
-    _check_indptr(indptr, rows, caller, "the output's rows: the last batch's indptr[-1], as torch_scatter sizes it")
+    rows_are = "the output's rows: the last batch's indptr[-1], as torch_scatter sizes it"
+    if _copies_rows(src) and A * rows * B > 0:
+        try:  # the kernel checks indptr in its one pass over it
+            out = _bridge.call("gather_rows_csr", src.reshape(A * S, B), indptr, rows, batches=A)
+        except ValueError as e:
+            _check_indptr(indptr, rows, caller, rows_are)  # the operators' own message for a bad indptr
+            raise _rewrap(e, "gather_rows_csr", caller) from None
+        return out.view(A, rows, B)
+    _check_indptr(indptr, rows, caller, rows_are)
     ids = segment_ids(indptr, rows)  # [Ai, rows], S for rows no segment covers (written 0)
     padded = torch.cat([src, src.new_zeros((A, 1, B))], dim=1)
     return _pick(padded, ids.unsqueeze(2), rows).contiguous()
@@ -477,7 +495,15 @@ gather_csr.register_autograd(_gather_csr_backward, setup_context=_gather_csr_set
 @torch.library.custom_op("edgewise::gather_coo", mutates_args=())
 def gather_coo(src: Tensor, index: Tensor, caller: str) -> Tensor:
     """src [A, S, B] at index [Ai, E]: out [A, E, B], out[a, e] = src[a, index[a, e]]."""
-    _check_range(index, src.size(1), caller)
+    A, S, B = src.shape
+    if _copies_rows(src) and A * index.size(1) * B > 0:
+        try:  # the kernel checks the index range in its one pass over it
+            out = _bridge.call("gather_rows_coo", src.reshape(A * S, B), index, batches=A)
+        except ValueError as e:
+            _check_range(index, S, caller)  # the operators' own message for a bad index
+            raise _rewrap(e, "gather_rows_coo", caller) from None
+        return out.view(A, index.size(1), B)
+    _check_range(index, S, caller)
     return _pick(src, index.unsqueeze(2), index.size(1)).contiguous()
 
 
