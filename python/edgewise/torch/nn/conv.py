@@ -34,11 +34,11 @@ def _is_sparse_adjacency(t) -> bool:
     return isinstance(t, Tensor) and (t.is_sparse or t.layout in (torch.sparse_csr, torch.sparse_csc))
 
 
-def _adjacency_edges(adj: Tensor, layer: str):
+def _adjacency_edges(adj: Tensor, layer: str, hybrid: bool = False):
     """(edge_index [2, E] with row 0 the sources, values [E]) of PyG's transposed
     adjacency adj_t [N_dst, N_src] (torch.sparse COO / CSR / CSC): adj_t[v, u] is the
-    edge u -> v."""
-    if adj.dim() != 2:
+    edge u -> v. hybrid: values [E, D] (adj_t [N_dst, N_src, D]) are allowed too."""
+    if adj.sparse_dim() != 2 or adj.dim() > 2 + hybrid:
         raise ValueError(f"{layer}: a sparse adjacency must be 2-D [N_dst, N_src] (got {adj.dim()}-D)")
     if adj.layout == torch.sparse_csr:
         cols = adj.col_indices()
@@ -54,7 +54,7 @@ def _adjacency_edges(adj: Tensor, layer: str):
         adj = adj.coalesce()
         rows, cols = adj.indices()
         values = adj.values()
-    if values.dim() != 1:
+    if values.dim() != 1 and not hybrid:
         raise ValueError(f"{layer}: a sparse adjacency must hold one value per edge (got values of shape "
                          f"{tuple(values.shape)})")
     return torch.stack([cols.to(torch.int64), rows.to(torch.int64)]), values
@@ -259,20 +259,24 @@ class _Messages:
     edge_index[i] ((j, i) = (0, 1) for source_to_target), x_j = pair[j]; out has
     size[i] rows (else size[j]). ``root`` is pair[1] as PyG's layers take it."""
 
-    __slots__ = ("x_src", "root", "csr", "weight", "edge_index", "input_weight")
+    __slots__ = ("x_src", "root", "csr", "weight", "edge_index", "input_weight", "values")
 
-    def __init__(self, x, edge_index, edge_weight, size, flow, layer):
+    def __init__(self, x, edge_index, edge_weight, size, flow, layer, values_weigh=True):
         cache = _structures
+        self.values = None
         if _is_sparse_adjacency(edge_index):
-            # PyG: adj_t's values weigh the messages, its shape gives the sizes, flow must
-            # be source_to_target (pass adj_t.t() for the reverse).
+            # PyG: adj_t's values weigh the messages (values_weigh; else they are left in
+            # ``values`` for the layer), its shape gives the sizes, flow must be
+            # source_to_target (pass adj_t.t() for the reverse).
             if flow != "source_to_target":
                 raise ValueError(_SPARSE_FLOW_ERROR)
             size = (edge_index.size(1), edge_index.size(0))
-            edge_index, values = _adjacency_edges(edge_index, layer)
+            edge_index, values = _adjacency_edges(edge_index, layer, hybrid=not values_weigh)
+            if not values_weigh:
+                self.values, values = values, None
             edge_weight = values if edge_weight is None else edge_weight
             features = x[0] if isinstance(x, (tuple, list)) else x
-            if isinstance(features, Tensor) and edge_weight.dtype != features.dtype:
+            if isinstance(features, Tensor) and edge_weight is not None and edge_weight.dtype != features.dtype:
                 edge_weight = edge_weight.to(features.dtype)
             cache = _adjacency_structures
         pair = tuple(x) if isinstance(x, (tuple, list)) else (x, x)
@@ -388,9 +392,10 @@ class SAGEConv(MessagePassingHooks, torch.nn.Module):
         aggr_kwargs: Optional[dict] = None,
     ):
         super().__init__()
+        # in_channels is kept as given (PyG's repr shows an int as an int).
+        self.in_channels, self.out_channels = in_channels, out_channels
         if isinstance(in_channels, int):
             in_channels = (in_channels, in_channels)
-        self.in_channels, self.out_channels = in_channels, out_channels
         self.aggr_module = None
         aggr_width = in_channels[0]
         if isinstance(aggr, str) and aggr in _KERNEL_AGGREGATIONS:
@@ -492,7 +497,7 @@ def _gine_in_channels(nn):
     raise ValueError("Could not infer input channels from `nn`.")
 
 
-class GINEConv(torch.nn.Module):
+class GINEConv(MessagePassingHooks, torch.nn.Module):
     """GIN with edge features (Hu et al.; PyG's GINEConv):
     out = nn((1 + eps) x_v + sum_{u -> v} ReLU(x_u + lin(e_uv))).
 
@@ -501,7 +506,8 @@ class GINEConv(torch.nn.Module):
     (both named ``eps``). edge_attr is [E, D] in edge_index order. The messages are
     formed per edge ([E, C]: the ReLU sits on each) and summed by the fused CSR
     segment reduction. As PyG's: x a pair (x_src, x_dst) (x_dst None drops the root
-    term), size (N_src, N_dst), flow.
+    term), size (N_src, N_dst), flow, static graphs x [B, N, C], a sparse adjacency
+    adj_t [N_dst, N_src, D] whose values are the edge features, the message-passing hooks.
     """
 
     def __init__(self, nn: torch.nn.Module, eps: float = 0.0, train_eps: bool = False, edge_dim: Optional[int] = None,
@@ -529,20 +535,32 @@ class GINEConv(torch.nn.Module):
         if self.lin is not None:
             self.lin.reset_parameters()
 
-    def forward(self, x, edge_index: Tensor, edge_attr: Tensor, size=None) -> Tensor:
-        if _is_sparse_adjacency(edge_index):
-            raise ValueError("GINEConv: a sparse adjacency is not supported (pass edge_index and edge_attr)")
-        m = _Messages(x, edge_index, None, size, self.flow, "GINEConv")
-        if edge_attr is None or edge_attr.dim() != 2 or edge_attr.size(0) != edge_index.size(1):
-            shape = None if edge_attr is None else tuple(edge_attr.shape)
-            raise ValueError(f"GINEConv: edge_attr must be [E, D] with E = {edge_index.size(1)} (got {shape})")
-        if self.lin is None and edge_attr.size(1) != m.x_src.size(-1):
+    def message(self, x_j: Tensor, edge_attr: Tensor) -> Tensor:
+        """PyG's GINEConv message: ReLU(x_j + lin(edge_attr))."""
+        if self.lin is None and x_j.size(-1) != edge_attr.size(-1):
             raise ValueError("Node and edge feature dimensionalities do not match. Consider setting the "
                              "'edge_dim' attribute of 'GINEConv'")
-        csr = m.csr
-        edge_term = self.lin(edge_attr) if self.lin is not None else edge_attr
-        messages = F.relu(m.x_src.index_select(0, csr.sources.to(torch.int64)) + csr.to_csr_order(edge_term))
-        out = segment_csr(messages, csr.offsets, reduce="sum")
+        if self.lin is not None:
+            edge_attr = self.lin(edge_attr)
+        return F.relu(x_j + edge_attr)
+
+    def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None) -> Tensor:
+        m = _Messages(x, edge_index, None, size, self.flow, "GINEConv", values_weigh=False)
+        if edge_attr is None and m.values is not None and m.values.dim() == 2:
+            edge_attr = m.values  # PyG reads a hybrid adjacency's values as edge_attr
+        edges = m.edge_index.size(1)
+        if edge_attr is None or edge_attr.dim() != 2 or edge_attr.size(0) != edges:
+            shape = None if edge_attr is None else tuple(edge_attr.shape)
+            raise ValueError(f"GINEConv: edge_attr must be [E, D] with E = {edges} (got {shape})")
+        if self.has_message_passing_hooks():
+            kwargs = {"x": (m.x_src, m.root), "edge_attr": edge_attr}
+            out = self.hooked_propagate(edge_index, size, kwargs, m.edge_index[0], m.edge_index[1], m.csr.num_nodes,
+                                        reduction("sum"), self.message, edge_data=("edge_attr",))
+        else:
+            csr = m.csr
+            messages = self.message(m.x_src.index_select(-2, csr.sources.to(torch.int64)),
+                                    csr.to_csr_order(edge_attr))
+            out = segment_csr(messages.movedim(-2, 0), csr.offsets, reduce="sum").movedim(0, -2)
         if m.root is not None:
             out = out + (1 + self.eps) * m.root
         return self.nn(out)

