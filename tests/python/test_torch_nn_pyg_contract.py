@@ -162,3 +162,29 @@ def test_gineconv_hooks_match_pyg(edge_dim, flow):
     _recording_hooks(ew, records[1])
     _same_run(pyg, ew, lambda m, x, a: m(x, ei, a), (x, attr))
     _assert_same_records(records[1], records[0])
+
+
+def _gat(lib, layer, **kwargs):
+    return getattr(lib, layer)(C, C_OUT, heads=2, **kwargs)
+
+
+@pytest.mark.parametrize("layer", ["GATConv", "GATv2Conv"])
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("add_self_loops", [True, False])
+def test_attention_weights_for_a_sparse_adjacency_match_pyg(layer, layout, add_self_loops):
+    """PyG returns (adj_t holding the attention [N, N, H] in adj_t's layout, the
+    attention in its value order)."""
+    x, ei, _ = _graph(6)
+    adj = _adjacency_t(ei, torch.ones(ei.size(1), dtype=torch.float64), N, N, layout)
+    pyg, ew = _pair(_gat, layer=layer, add_self_loops=add_self_loops)
+    results = [m(x, adj, return_attention_weights=True) for m in (pyg, ew)]
+    (_, (adj_pyg, alpha_pyg)), (_, (adj_ew, alpha_ew)) = results
+    assert adj_ew.layout == adj_pyg.layout and adj_ew.shape == adj_pyg.shape
+    torch.testing.assert_close(adj_ew.to_dense(), adj_pyg.to_dense())
+    torch.testing.assert_close(alpha_ew, alpha_pyg)
+
+    def flat(m, x):
+        out, (adj_alpha, alpha) = m(x, adj, return_attention_weights=True)
+        return torch.cat([out.flatten(), alpha.flatten(), adj_alpha.values().flatten()])
+
+    _same_run(pyg, ew, flat, (x,))

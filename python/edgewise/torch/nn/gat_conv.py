@@ -64,11 +64,13 @@ class _Inputs:
     """PyG's GAT inputs: x or (x_src, x_dst) (x_dst may be None), size; the output
     rows and the self-loop count as PyG's GATConv / GATv2Conv take them."""
 
-    __slots__ = ("x_src", "x_dst", "num_src", "num_dst", "loop_nodes", "edge_index", "cache")
+    __slots__ = ("x_src", "x_dst", "num_src", "num_dst", "loop_nodes", "edge_index", "cache", "layout")
 
     def __init__(self, layer, x, edge_index, size, add_self_loops):
         self.cache = _structures
+        self.layout = None  # a sparse adjacency's layout
         if _is_sparse_adjacency(edge_index):
+            self.layout = edge_index.layout
             # adj_t [N_dst, N_src]: its edges (values play no part in attention, as in PyG).
             size = (edge_index.size(1), edge_index.size(0))
             edge_index = _adjacency_edges(edge_index, layer)[0]
@@ -154,8 +156,31 @@ def _finish(layer, out, graph, alpha, inputs, return_attention_weights):
     if layer.bias is not None:
         out = out + layer.bias
     if return_attention_weights:
+        if inputs.layout is not None:
+            return out, _sparse_attention(graph, alpha, inputs)
         return out, (graph.edge_index, alpha.index_select(0, graph.csr_position))
     return out
+
+
+def _sparse_attention(graph, alpha, inputs):
+    """PyG's (adj_t holding the attention [N_dst, N_src, H], the attention in adj_t's
+    value order) for a sparse adjacency input, in its layout: rows sorted, columns
+    sorted within each (CSC: column-major). alpha: CSR order."""
+    src, dst = graph.csr.sources.to(torch.int64), graph.destinations
+    shape = (inputs.num_dst, inputs.num_src, alpha.size(1))
+    if inputs.layout == torch.sparse_csc:
+        order = torch.argsort(src * inputs.num_dst + dst)
+        alpha = alpha.index_select(0, order)
+        counts = torch.bincount(src, minlength=inputs.num_src)
+        ccol = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+        return torch.sparse_csc_tensor(ccol, dst[order], alpha, shape), alpha
+    order = torch.argsort(dst * inputs.num_src + src)
+    alpha = alpha.index_select(0, order)
+    if inputs.layout == torch.sparse_csr:
+        crow = graph.csr.offsets.to(torch.int64)
+        return torch.sparse_csr_tensor(crow, src[order], alpha, shape), alpha
+    indices = torch.stack([dst[order], src[order]])
+    return torch.sparse_coo_tensor(indices, alpha, shape, is_coalesced=True), alpha
 
 
 def _attention_weights(layer, graph, logits):
