@@ -188,3 +188,37 @@ def test_attention_weights_for_a_sparse_adjacency_match_pyg(layer, layout, add_s
         return torch.cat([out.flatten(), alpha.flatten(), adj_alpha.values().flatten()])
 
     _same_run(pyg, ew, flat, (x,))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("first", ["edge_index", "adjacency"])
+def test_gcnconv_cached_keeps_the_first_graph_as_pyg(weighted, first):
+    """cached=True: the first normalised graph serves every later call (a different
+    graph too) until reset_parameters()."""
+    x, ei_a, g = _graph(7)
+    _, ei_b, _ = _graph(8)
+    w_a = torch.rand(ei_a.size(1), generator=g, dtype=torch.float64) + 0.1 if weighted else None
+    pyg, ew = _pair(lambda lib: lib.GCNConv(C, C_OUT, cached=True))
+    assert ew._cached_edge_index is None and ew._cached_adj_t is None
+    graph_a = (ei_a, w_a) if first == "edge_index" else (
+        _adjacency_t(ei_a, w_a if weighted else torch.ones(ei_a.size(1), dtype=torch.float64), N, N, "csr"), None)
+    _same_run(pyg, ew, lambda m, x: m(x, *graph_a), (x,))
+    assert ew._cached_edge_index is not None
+    _same_run(pyg, ew, lambda m, x: m(x, ei_b), (x,))  # still graph a
+    torch.testing.assert_close(ew(x, ei_b), ew(x, *graph_a))
+    state = ew.state_dict()
+    for m in (pyg, ew):
+        m.reset_parameters()
+    ew.load_state_dict(pyg.state_dict())
+    assert ew._cached_edge_index is None
+    _same_run(pyg, ew, lambda m, x: m(x, ei_b), (x,))  # graph b now
+    assert set(state) == set(ew.state_dict())
+
+
+def test_gcnconv_not_cached_follows_each_graph():
+    x, ei_a, _ = _graph(9)
+    _, ei_b, _ = _graph(10)
+    pyg, ew = _pair(lambda lib: lib.GCNConv(C, C_OUT))
+    for ei in (ei_a, ei_b):
+        _same_run(pyg, ew, lambda m, x: m(x, ei), (x,))
+    assert ew._cached_edge_index is None

@@ -115,8 +115,10 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
     """Kipf & Welling's graph convolution: out = D^-1/2 (A + I) D^-1/2 X W + b (PyG's GCNConv).
 
     improved: self loops weigh 2 (as in PyG, only when edge weights are passed).
-    cached: accepted for PyG compatibility; the normalised graph is always cached per
-    edge_index tensor and rebuilt whenever that tensor changes or a new one is passed.
+    cached: as PyG's, the first normalised graph is kept (``_cached_edge_index``: its
+    edge list in CSR order, self loops included, and weights) and used for every later
+    call whatever graph is passed, until reset_parameters(). Without it the normalised
+    graph is still cached per edge_index tensor, rebuilt whenever that tensor changes.
     add_self_loops (default: normalize), normalize, bias, flow, lazy in_channels -1: as PyG.
     """
 
@@ -147,6 +149,15 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
             _glorot_(self.lin.weight)
         if self.bias is not None:
             torch.nn.init.zeros_(self.bias)
+        # PyG's cache attributes (_cached_adj_t: torch_sparse's, never set here).
+        self._cached_edge_index = self._cached_adj_t = self._cached_graph = None
+
+    def _cache(self, csr, weight):
+        """Keep (csr, weight) for every later call, as PyG's cached=True."""
+        destinations = torch.repeat_interleave(torch.arange(csr.num_nodes, device=csr.offsets.device),
+                                               csr.offsets.diff(), output_size=csr.num_edges)
+        self._cached_edge_index = (torch.stack([csr.sources.to(torch.int64), destinations]), weight)
+        self._cached_graph = (csr, weight)
 
     def _graph(self, edge_index, edge_weight, num_nodes, dtype=torch.float32):
         """(CSR, weights in CSR order or None). target_to_source: the reversed edge list
@@ -192,19 +203,28 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
         weight = _gcn_norm(ei, values, N) if self.normalize else values
         return csr, csr.to_csr_order(weight)
 
+    def _normalised_graph(self, x, edge_index, edge_weight):
+        """(CSR, weights in CSR order or None) of edge_index or a sparse adj_t."""
+        if _is_sparse_adjacency(edge_index):
+            return self._adjacency_graph(edge_index, check_features(x, "x", "GCNConv"))
+        edge_weight = _check_inputs(x, edge_index, edge_weight, "GCNConv")
+        return self._graph(edge_index, edge_weight, _num_nodes(x), x.dtype)
+
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
         if isinstance(x, (tuple, list)):
             raise ValueError("'GCNConv' received a tuple of node features as input while this layer does not "
                              "support bipartite message passing. Please try other layers such as 'SAGEConv' or "
                              "'GraphConv' instead")
-        if _is_sparse_adjacency(edge_index):
-            if self.flow != "source_to_target":
-                raise ValueError(_SPARSE_FLOW_ERROR)
+        if _is_sparse_adjacency(edge_index) and self.flow != "source_to_target":
+            raise ValueError(_SPARSE_FLOW_ERROR)
+        if self.normalize and self._cached_graph is not None:
+            # PyG: the cached graph serves whatever graph is passed.
             x = check_features(x, "x", "GCNConv")
-            csr, weight = self._adjacency_graph(edge_index, x)
+            csr, weight = self._cached_graph
         else:
-            edge_weight = _check_inputs(x, edge_index, edge_weight, "GCNConv")
-            csr, weight = self._graph(edge_index, edge_weight, _num_nodes(x), x.dtype)
+            csr, weight = self._normalised_graph(x, edge_index, edge_weight)
+            if self.normalize and self.cached:
+                self._cache(csr, weight)
         if weight is not None and weight.dtype != x.dtype:
             weight = weight.to(x.dtype)
         h = self.lin(x)
