@@ -141,7 +141,10 @@ def _assert_same_records(a, b):
             if isinstance(va, dict):
                 assert va.keys() == vb.keys()
                 for key in va:
-                    torch.testing.assert_close(va[key], vb[key])
+                    if isinstance(va[key], torch.Tensor):
+                        torch.testing.assert_close(va[key], vb[key])
+                    else:
+                        assert va[key] == vb[key]
             elif isinstance(va, torch.Tensor):
                 torch.testing.assert_close(va, vb)
             else:
@@ -222,3 +225,143 @@ def test_gcnconv_not_cached_follows_each_graph():
     for ei in (ei_a, ei_b):
         _same_run(pyg, ew, lambda m, x: m(x, ei), (x,))
     assert ew._cached_edge_index is None
+
+
+def _gat_graph(seed, edge_dim):
+    x, ei, g = _graph(seed)
+    attr = torch.randn(ei.size(1), edge_dim, generator=g, dtype=torch.float64) if edge_dim else None
+    return x, ei, attr
+
+
+def _detached(kwargs):
+    return {k: v.detach() if isinstance(v, torch.Tensor) else v for k, v in sorted(kwargs.items())}
+
+
+def _edge_update_hooks(conv, record, pre_key):
+    """PyG's edge-update hooks that record their inputs and the attention; the pre hook
+    scales kwargs[pre_key] and the forward hook reweighs the attention."""
+
+    def pre(m, inputs):
+        edge_index, size, kwargs = inputs
+        record.append(("pre", edge_index.clone(), size, _detached(kwargs)))
+        return edge_index, size, {**kwargs, pre_key: 1.5 * kwargs[pre_key]}
+
+    def post(m, inputs, out):
+        record.append(("post", out.detach(), inputs[1], _detached(inputs[2])))
+        return out * torch.linspace(0.5, 1.5, out.size(0), dtype=out.dtype).unsqueeze(1)
+
+    conv.register_edge_update_forward_pre_hook(pre)
+    conv.register_edge_update_forward_hook(post)
+
+
+@pytest.mark.parametrize("layer,pre_key", [("GATConv", "alpha_j"), ("GATv2Conv", "x_j")])
+@pytest.mark.parametrize("edge_dim,add_self_loops", [(None, True), (2, True), (2, False), (None, False)])
+def test_edge_update_hooks_match_pyg(layer, pre_key, edge_dim, add_self_loops):
+    x, ei, attr = _gat_graph(11, edge_dim)
+    pyg, ew = _pair(_gat, layer=layer, edge_dim=edge_dim, add_self_loops=add_self_loops)
+    records = ([], [])
+    _edge_update_hooks(pyg, records[0], pre_key)
+    _edge_update_hooks(ew, records[1], pre_key)
+    tensors = (x,) if attr is None else (x, attr)
+    _same_run(pyg, ew, lambda m, x, *a: m(x, ei, *a, return_attention_weights=True)[1][1], tensors)
+    _same_run(pyg, ew, lambda m, x, *a: m(x, ei, *a), tensors)
+    _assert_same_records(records[1], records[0])
+    # Removed, the fused path gives the unhooked attention again.
+    for conv in (pyg, ew):
+        conv._edge_update_forward_pre_hooks.clear()
+        conv._edge_update_forward_hooks.clear()
+    _same_run(pyg, ew, lambda m, x, *a: m(x, ei, *a), tensors)
+
+
+def test_edge_update_hook_handles_remove():
+    x, ei, _ = _gat_graph(12, None)
+    conv = ewnn.GATConv(C, C_OUT, heads=2).double()
+    plain = conv(x, ei)
+    handle = conv.register_edge_update_forward_hook(lambda m, inputs, out: torch.zeros_like(out))
+    assert conv.has_edge_update_hooks() and not conv.has_message_passing_hooks()
+    torch.testing.assert_close(conv(x, ei), conv.bias.expand(N, -1))
+    handle.remove()
+    assert not conv.has_edge_update_hooks()
+    torch.testing.assert_close(conv(x, ei), plain)
+
+
+@pytest.mark.parametrize("layer", ["GATConv", "GATv2Conv"])
+def test_attention_message_hooks_see_pygs_edges(layer):
+    """With self loops added, the message hooks get PyG's edge order and tensors."""
+    x, ei, _ = _gat_graph(13, None)
+    pyg, ew = _pair(_gat, layer=layer)
+    records = ([], [])
+    _recording_hooks(pyg, records[0])
+    _recording_hooks(ew, records[1])
+    _same_run(pyg, ew, lambda m, x: m(x, ei), (x,))
+    _assert_same_records(records[1], records[0])
+
+
+def _gcn(lib, **kwargs):
+    return lib.GCNConv(C, 8, **kwargs)
+
+
+@pytest.mark.parametrize("layer", ["GCNConv", "GATConv"])
+def test_decomposed_layers_split_the_hooked_messages_as_pyg(layer):
+    """decomposed_layers = 2: the message hooks see half the features each time, the
+    output does not change."""
+    x, ei, _ = _graph(14, loops=False)
+    ei = ei[:, ei[0] != ei[1]]  # PyG's hooks see the input edges then one loop per node
+    make = _gcn if layer == "GCNConv" else (lambda lib, **kw: lib.GATConv(C, 8, heads=2, **kw))
+    widths = {"pyg": [], "ew": []}
+    torch.manual_seed(0)
+    pyg, ew = _pair(make)
+    plain = ew(x, ei)
+    for name, conv in (("pyg", pyg), ("ew", ew)):
+        conv.decomposed_layers = 2
+        conv.register_message_forward_pre_hook(lambda m, inputs, name=name: widths[name].append(
+            tuple(inputs[0]["x_j"].shape)))
+    if layer == "GCNConv":
+        _same_run(pyg, ew, lambda m, x: m(x, ei), (x,))
+        assert widths["ew"] == widths["pyg"]
+    else:
+        # PyG's GATConv cannot split its (x_src, x_dst) pair; Edgewise splits x_src.
+        _run(ew, lambda m, x: m(x, ei), (x,))
+    assert widths["ew"] and all(shape[-1] == 4 for shape in widths["ew"])
+    torch.testing.assert_close(ew(x, ei), plain)
+    assert _gcn(ewnn, decomposed_layers=3).decomposed_layers == 3
+
+
+@pytest.mark.parametrize("layer", ["GCNConv", "SAGEConv", "GINConv", "GINEConv", "GATConv", "GATv2Conv"])
+def test_message_passing_keywords_as_pyg(layer):
+    """PyG's layers pass **kwargs to MessagePassing: accepted at the values the layer
+    computes, a ValueError naming the argument otherwise, a TypeError for unknown names."""
+    def make(lib, **kwargs):
+        if layer in ("GINConv", "GINEConv"):
+            return getattr(lib, layer)(torch.nn.Linear(C, C_OUT), **kwargs)
+        return getattr(lib, layer)(C, C_OUT, **kwargs)
+
+    native = {"node_dim": 0 if layer.startswith("GAT") else -2}
+    if layer != "SAGEConv":
+        native["aggr"] = "add"
+    conv = make(ewnn, decomposed_layers=2, **native)
+    assert conv.decomposed_layers == 2 and conv.node_dim == native["node_dim"]
+    if "aggr" in native:
+        assert make(ewnn, aggr="sum").aggr == "add"
+        with pytest.raises(ValueError, match="aggr='max' is not supported"):
+            make(ewnn, aggr="max")
+    with pytest.raises(ValueError, match="node_dim=5 is not supported"):
+        make(ewnn, node_dim=5)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'no_such_option'"):
+        make(ewnn, no_such_option=1)
+
+
+@pytest.mark.parametrize("layer,pre_key", [("GATConv", "alpha_j"), ("GATv2Conv", "x_j")])
+def test_edge_update_hooks_bipartite_match_pyg(layer, pre_key):
+    x, ei, g = _graph(15)
+    ei = ei[:, ei[1] < 9]
+    x_dst = torch.randn(9, C, generator=g, dtype=torch.float64)
+    torch.manual_seed(0)
+    pyg, ew = _pair(lambda lib: getattr(lib, layer)((C, C), C_OUT, heads=2))
+    records = ([], [])
+    _edge_update_hooks(pyg, records[0], pre_key)
+    _edge_update_hooks(ew, records[1], pre_key)
+    _same_run(pyg, ew, lambda m, xs, xd: m((xs, xd), ei), (x, x_dst))
+    if layer == "GATConv":  # PyG's GATv2Conv needs x_dst
+        _same_run(pyg, ew, lambda m, xs: m((xs, None), ei, size=(N, 9)), (x,))
+    _assert_same_records(records[1], records[0])

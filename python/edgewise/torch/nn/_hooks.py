@@ -3,17 +3,21 @@
 The layers never form per-edge messages; with a hook registered they take an
 explicit path instead, the one PyG's propagate runs: gather the messages, call the
 message and aggregate hooks around the message and the reduction with PyG's
-arguments, and the propagate hooks around the whole. Without hooks nothing changes.
+arguments, and the propagate hooks around the whole (with decomposed_layers > 1, the
+message and aggregation per feature chunk, as PyG). The attention layers' edge-update
+hooks wrap their attention the same way. Without hooks nothing changes.
 """
 
 from collections import OrderedDict
 
+import torch
 from torch.utils.hooks import RemovableHandle
 
 from .._scatter import scatter
 
 _HOOK_KINDS = ("propagate_forward_pre", "propagate_forward", "message_forward_pre", "message_forward",
                "aggregate_forward_pre", "aggregate_forward")
+_EDGE_UPDATE_HOOK_KINDS = ("edge_update_forward_pre", "edge_update_forward")
 
 
 def reduction(reduce: str, node_dim: int = -2):
@@ -35,7 +39,26 @@ def reduction(reduce: str, node_dim: int = -2):
 
 
 class MessagePassingHooks:
-    """register_{propagate,message,aggregate}_forward{_pre,}_hook as PyG's MessagePassing."""
+    """register_{propagate,message,aggregate,edge_update}_forward{_pre,}_hook as PyG's
+    MessagePassing, and its decomposed_layers attribute."""
+
+    # PyG's: messages formed in this many feature chunks. The fused kernels never form
+    # messages, so only the hooked path (whose hooks see the chunks) splits them.
+    decomposed_layers = 1
+
+    def _message_passing_options(self, layer, options, **fixed):
+        """PyG's MessagePassing keyword arguments, which PyG's layers pass on from
+        **kwargs: decomposed_layers, and those in fixed (name=the one value this layer
+        computes, e.g. aggr="add"), set as attributes. Others: TypeError, as Python's."""
+        options = dict(options)
+        self.decomposed_layers = int(options.pop("decomposed_layers", 1))
+        for name, value in fixed.items():
+            given = options.pop(name, value)
+            if given != value and not (name == "aggr" and {given, value} == {"add", "sum"}):
+                raise ValueError(f"{layer}: {name}={given!r} is not supported (only {value!r})")
+            setattr(self, name, value)
+        if options:
+            raise TypeError(f"{layer}.__init__() got an unexpected keyword argument '{next(iter(options))}'")
 
     def _hooks(self, kind):
         name = f"_{kind}_hooks"
@@ -73,9 +96,35 @@ class MessagePassingHooks:
         """hook(module, (aggregate kwargs,), out) after the aggregation; may return a new out."""
         return self._register("aggregate_forward", hook)
 
+    def register_edge_update_forward_pre_hook(self, hook):
+        """hook(module, (edge_index, size, kwargs)) before the edge update; may return new inputs."""
+        return self._register("edge_update_forward_pre", hook)
+
+    def register_edge_update_forward_hook(self, hook):
+        """hook(module, (edge_index, size, kwargs), out) after the edge update; may return a new out."""
+        return self._register("edge_update_forward", hook)
+
     def has_message_passing_hooks(self) -> bool:
         """Whether a hook is registered (then forward takes the explicit path)."""
         return any(self._hooks(kind) for kind in _HOOK_KINDS)
+
+    def has_edge_update_hooks(self) -> bool:
+        """Whether an edge-update hook is registered (then the attention takes the explicit path)."""
+        return any(self._hooks(kind) for kind in _EDGE_UPDATE_HOOK_KINDS)
+
+    def hooked_edge_update(self, edge_index, size, kwargs, edge_update):
+        """PyG's edge_updater with hooks: out = edge_update(edge_index, kwargs), the pre
+        hooks before (they may replace the inputs), the forward hooks after."""
+        for hook in self._hooks("edge_update_forward_pre").values():
+            result = hook(self, (edge_index, size, kwargs))
+            if result is not None:
+                edge_index, size, kwargs = result
+        out = edge_update(edge_index, kwargs)
+        for hook in self._hooks("edge_update_forward").values():
+            result = hook(self, (edge_index, size, kwargs), out)
+            if result is not None:
+                out = result
+        return out
 
     def hooked_propagate(self, edge_index, size, kwargs, sources, destinations, dim_size, aggregate, message,
                          node_dim=-2, edge_data=("edge_weight",)):
@@ -89,10 +138,21 @@ class MessagePassingHooks:
                 edge_index, size, kwargs = result
         x = kwargs["x"]
         x_src = x[0] if isinstance(x, (tuple, list)) else x
-        message_kwargs = {"x_j": x_src.index_select(node_dim, sources)}
-        for name in edge_data:
-            if kwargs.get(name) is not None:
-                message_kwargs[name] = kwargs[name]
+        edge_kwargs = {name: kwargs[name] for name in edge_data if kwargs.get(name) is not None}
+        parts = [self._hooked_message_aggregate(x_part, edge_kwargs, sources, destinations, dim_size, aggregate,
+                                                message, node_dim)
+                 for x_part in x_src.chunk(max(self.decomposed_layers, 1), -1)]
+        out = parts[0] if len(parts) == 1 else torch.cat(parts, dim=-1)
+        for hook in self._hooks("propagate_forward").values():
+            result = hook(self, (edge_index, size, kwargs), out)
+            if result is not None:
+                out = result
+        return out
+
+    def _hooked_message_aggregate(self, x_src, edge_kwargs, sources, destinations, dim_size, aggregate, message,
+                                  node_dim):
+        """One chunk of the hooked propagate: message and aggregate with their hooks."""
+        message_kwargs = {"x_j": x_src.index_select(node_dim, sources), **edge_kwargs}
         for hook in self._hooks("message_forward_pre").values():
             result = hook(self, (message_kwargs,))
             if result is not None:
@@ -110,10 +170,6 @@ class MessagePassingHooks:
         out = aggregate(out, aggregate_kwargs["index"], aggregate_kwargs["dim_size"])
         for hook in self._hooks("aggregate_forward").values():
             result = hook(self, (aggregate_kwargs,), out)
-            if result is not None:
-                out = result
-        for hook in self._hooks("propagate_forward").values():
-            result = hook(self, (edge_index, size, kwargs), out)
             if result is not None:
                 out = result
         return out

@@ -120,14 +120,16 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
     call whatever graph is passed, until reset_parameters(). Without it the normalised
     graph is still cached per edge_index tensor, rebuilt whenever that tensor changes.
     add_self_loops (default: normalize), normalize, bias, flow, lazy in_channels -1: as PyG.
+    PyG's MessagePassing keywords: decomposed_layers, aggr "add", node_dim -2.
     """
 
     def __init__(
         self, in_channels: int, out_channels: int, improved: bool = False, cached: bool = False,
         add_self_loops: Optional[bool] = None, normalize: bool = True, bias: bool = True,
-        flow: str = "source_to_target",
+        flow: str = "source_to_target", **kwargs,
     ):
         super().__init__()
+        self._message_passing_options("GCNConv", kwargs, aggr="add", node_dim=-2)
         self.flow = _check_flow(flow, "GCNConv")
         if add_self_loops is None:
             add_self_loops = normalize
@@ -403,15 +405,17 @@ class SAGEConv(MessagePassingHooks, torch.nn.Module):
     (N_src, N_dst), flow, a sparse adjacency adj_t. Any other aggr PyG resolves (a
     list such as ["mean", "max"], "lstm", an Aggregation module, with aggr_kwargs)
     runs PyG's aggregation module (``aggr_module``, PyG's parameter names) on the
-    gathered messages: that needs torch_geometric.
+    gathered messages: that needs torch_geometric. PyG's MessagePassing keywords:
+    decomposed_layers, node_dim -2.
     """
 
     def __init__(
         self, in_channels, out_channels: int, aggr="mean", normalize: bool = False,
         root_weight: bool = True, project: bool = False, bias: bool = True, flow: str = "source_to_target",
-        aggr_kwargs: Optional[dict] = None,
+        aggr_kwargs: Optional[dict] = None, **kwargs,
     ):
         super().__init__()
+        self._message_passing_options("SAGEConv", kwargs, node_dim=-2)
         # in_channels is kept as given (PyG's repr shows an int as an int).
         self.in_channels, self.out_channels = in_channels, out_channels
         if isinstance(in_channels, int):
@@ -472,12 +476,14 @@ class GINConv(MessagePassingHooks, torch.nn.Module):
 
     eps is a parameter when train_eps, else a buffer (both named ``eps``, shape [1]).
     edge_weight (an extension) scales each message. As PyG's: x a pair (x_src, x_dst)
-    (x_dst None drops the root term), size (N_src, N_dst), flow.
+    (x_dst None drops the root term), size (N_src, N_dst), flow. PyG's MessagePassing
+    keywords: decomposed_layers, aggr "add", node_dim -2.
     """
 
     def __init__(self, nn: torch.nn.Module, eps: float = 0.0, train_eps: bool = False,
-                 flow: str = "source_to_target"):
+                 flow: str = "source_to_target", **kwargs):
         super().__init__()
+        self._message_passing_options("GINConv", kwargs, aggr="add", node_dim=-2)
         self.nn = nn
         self.flow = _check_flow(flow, "GINConv")
         self.initial_eps = eps
@@ -527,12 +533,14 @@ class GINEConv(MessagePassingHooks, torch.nn.Module):
     formed per edge ([E, C]: the ReLU sits on each) and summed by the fused CSR
     segment reduction. As PyG's: x a pair (x_src, x_dst) (x_dst None drops the root
     term), size (N_src, N_dst), flow, static graphs x [B, N, C], a sparse adjacency
-    adj_t [N_dst, N_src, D] whose values are the edge features, the message-passing hooks.
+    adj_t [N_dst, N_src, D] whose values are the edge features, the message-passing hooks;
+    MessagePassing keywords: decomposed_layers, aggr "add", node_dim -2.
     """
 
     def __init__(self, nn: torch.nn.Module, eps: float = 0.0, train_eps: bool = False, edge_dim: Optional[int] = None,
-                 flow: str = "source_to_target"):
+                 flow: str = "source_to_target", **kwargs):
         super().__init__()
+        self._message_passing_options("GINEConv", kwargs, aggr="add", node_dim=-2)
         self.nn = nn
         self.flow = _check_flow(flow, "GINEConv")
         self.initial_eps = eps
