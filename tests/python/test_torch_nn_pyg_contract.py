@@ -365,3 +365,27 @@ def test_edge_update_hooks_bipartite_match_pyg(layer, pre_key):
     if layer == "GATConv":  # PyG's GATv2Conv needs x_dst
         _same_run(pyg, ew, lambda m, xs: m((xs, None), ei, size=(N, 9)), (x,))
     _assert_same_records(records[1], records[0])
+
+
+@pytest.mark.parametrize("layer,in_channels", [("GATConv", -1), ("GATConv", (-1, -1)), ("GATv2Conv", -1),
+                                               ("GATv2Conv", (-1, -1)), ("GCNConv", -1)])
+def test_lazy_in_channels_as_pyg(layer, in_channels):
+    """in_channels -1: the widths come from the first input; PyG's parameters then load
+    and the outputs and gradients agree; a fresh lazy layer is glorot-initialised."""
+    x, ei, g = _graph(16)
+    kwargs = {} if layer == "GCNConv" else {"heads": 2, "residual": True}
+    torch.manual_seed(0)
+    pyg = getattr(pyg_nn, layer)(in_channels, C_OUT, **kwargs).double()
+    ew = getattr(ewnn, layer)(in_channels, C_OUT, **kwargs).double()
+    assert str(ew) == str(pyg)
+    pyg(x, ei)
+    fresh = ew(x, ei)
+    assert fresh.shape == pyg(x, ei).shape
+    for name, p in ew.named_parameters():
+        if p.dim() == 2:
+            bound = (6.0 / (p.size(0) + p.size(1))) ** 0.5
+            assert p.abs().max() <= bound, name
+        elif name.endswith("bias"):
+            assert not p.any(), name
+    ew.load_state_dict(pyg.state_dict())
+    _same_run(pyg, ew, lambda m, x: m(x, ei), (x,))

@@ -139,7 +139,7 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
         self.in_channels, self.out_channels = in_channels, out_channels
         self.improved, self.cached = improved, cached
         self.add_self_loops, self.normalize = add_self_loops, normalize
-        self.lin = _lazy_or_linear(in_channels, out_channels, False)
+        self.lin = _lazy_or_linear(in_channels, out_channels, False, glorot=True)
         if bias:
             self.bias = torch.nn.Parameter(torch.empty(out_channels))
         else:
@@ -147,7 +147,7 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        if not isinstance(self.lin, torch.nn.modules.lazy.LazyModuleMixin):
+        if not _is_lazy(self.lin):
             _glorot_(self.lin.weight)
         if self.bias is not None:
             torch.nn.init.zeros_(self.bias)
@@ -337,11 +337,29 @@ class _Messages:
         self.edge_index, self.input_weight = oriented, edge_weight  # (sources, destinations), input order
 
 
-def _lazy_or_linear(in_features, out_features, bias):
-    """torch.nn.Linear, or LazyLinear for PyG's lazy in_channels = -1."""
+class _GlorotLazyLinear(torch.nn.LazyLinear):
+    """LazyLinear initialised as PyG's Linear(-1, ..., weight_initializer='glorot'):
+    glorot weight and zero bias once the input width is known."""
+
+    def reset_parameters(self):
+        # Linear's constructor calls this with in_features 0, before the lazy weight exists.
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            _glorot_(self.weight)
+            if self.bias is not None:
+                torch.nn.init.zeros_(self.bias)
+
+
+def _lazy_or_linear(in_features, out_features, bias, glorot=False):
+    """torch.nn.Linear, or a LazyLinear for PyG's lazy in_channels = -1 (glorot: the
+    lazy one initialised as PyG's glorot layers; the layer initialises a sized one)."""
     if in_features == -1:
-        return torch.nn.LazyLinear(out_features, bias=bias)
+        return (_GlorotLazyLinear if glorot else torch.nn.LazyLinear)(out_features, bias=bias)
     return torch.nn.Linear(in_features, out_features, bias=bias)
+
+
+def _is_lazy(module) -> bool:
+    """Whether module's parameters wait for the first input (lazy in_channels -1)."""
+    return isinstance(module, torch.nn.modules.lazy.LazyModuleMixin) and module.has_uninitialized_params()
 
 
 def _split_size_argument(edge_weight, size):
@@ -438,7 +456,7 @@ class SAGEConv(MessagePassingHooks, torch.nn.Module):
 
     def reset_parameters(self):
         for lin in (getattr(self, "lin", None), self.lin_l, getattr(self, "lin_r", None)):
-            if lin is not None and not isinstance(lin, torch.nn.modules.lazy.LazyModuleMixin):
+            if lin is not None and not _is_lazy(lin):
                 lin.reset_parameters()
 
     def forward(self, x, edge_index: Tensor, edge_weight: Optional[Tensor] = None, size=None) -> Tensor:

@@ -21,7 +21,8 @@ from .._spmm import CSR
 from . import functional
 from ._hooks import MessagePassingHooks, attention_message, reduction
 from .conv import (
-    _adjacency_edges, _adjacency_structures, _check_inputs, _glorot_, _is_sparse_adjacency, _structures,
+    _adjacency_edges, _adjacency_structures, _check_inputs, _glorot_, _is_lazy, _is_sparse_adjacency,
+    _lazy_or_linear, _structures,
 )
 
 
@@ -219,7 +220,8 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
     alpha[u -> v, h] = softmax over v's incoming edges of
     LeakyReLU(a_src[h] . W x_u + a_dst[h] . W x_v); out_v = concat or mean over heads of
     sum_u alpha[u -> v, h] W x_u (+ residual, + bias). in_channels may be a pair
-    (separate lin_src / lin_dst, applied to the one x). dropout is applied to the
+    (separate lin_src / lin_dst, applied to the one x) and -1 (lazy: glorot once the
+    width is known, as PyG). dropout is applied to the
     attention weights while training. add_self_loops: drop existing loops, add one per
     node (PyG). edge_dim: edge features e_uv [E, edge_dim] (forward's edge_attr) add
     a_edge[h] . W_e e_uv to the logit; added loops get fill_value's features ("mean" of
@@ -253,10 +255,10 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
         self.edge_dim, self.fill_value = edge_dim, fill_value
         self.lin = self.lin_src = self.lin_dst = None
         if isinstance(in_channels, int):
-            self.lin = torch.nn.Linear(in_channels, heads * out_channels, bias=False)
+            self.lin = _lazy_or_linear(in_channels, heads * out_channels, False, glorot=True)
         else:
-            self.lin_src = torch.nn.Linear(in_channels[0], heads * out_channels, bias=False)
-            self.lin_dst = torch.nn.Linear(in_channels[1], heads * out_channels, bias=False)
+            self.lin_src = _lazy_or_linear(in_channels[0], heads * out_channels, False, glorot=True)
+            self.lin_dst = _lazy_or_linear(in_channels[1], heads * out_channels, False, glorot=True)
         self.att_src = torch.nn.Parameter(torch.empty(1, heads, out_channels))
         self.att_dst = torch.nn.Parameter(torch.empty(1, heads, out_channels))
         if edge_dim is not None:
@@ -267,7 +269,7 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
             self.register_parameter("att_edge", None)
         total_out = out_channels * (heads if concat else 1)
         dst_in = in_channels if isinstance(in_channels, int) else in_channels[1]
-        self.res = torch.nn.Linear(dst_in, total_out, bias=False) if residual else None
+        self.res = _lazy_or_linear(dst_in, total_out, False, glorot=True) if residual else None
         if bias:
             self.bias = torch.nn.Parameter(torch.empty(total_out))
         else:
@@ -276,7 +278,7 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
 
     def reset_parameters(self):
         for lin in (self.lin, self.lin_src, self.lin_dst, self.lin_edge, self.res):
-            if lin is not None:
+            if lin is not None and not _is_lazy(lin):
                 _glorot_(lin.weight)
         for att in (self.att_src, self.att_dst, self.att_edge):
             if att is not None:
@@ -370,12 +372,12 @@ class GATv2Conv(MessagePassingHooks, torch.nn.Module):
         self.concat, self.negative_slope, self.dropout = concat, negative_slope, dropout
         self.add_self_loops, self.residual, self.share_weights = add_self_loops, residual, share_weights
         src_in, dst_in = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
-        self.lin_l = torch.nn.Linear(src_in, heads * out_channels, bias=bias)
-        self.lin_r = self.lin_l if share_weights else torch.nn.Linear(dst_in, heads * out_channels, bias=bias)
+        self.lin_l = _lazy_or_linear(src_in, heads * out_channels, bias, glorot=True)
+        self.lin_r = self.lin_l if share_weights else _lazy_or_linear(dst_in, heads * out_channels, bias, glorot=True)
         self.att = torch.nn.Parameter(torch.empty(1, heads, out_channels))
         self.lin_edge = torch.nn.Linear(edge_dim, heads * out_channels, bias=False) if edge_dim is not None else None
         total_out = out_channels * (heads if concat else 1)
-        self.res = torch.nn.Linear(dst_in, total_out, bias=False) if residual else None
+        self.res = _lazy_or_linear(dst_in, total_out, False, glorot=True) if residual else None
         if bias:
             self.bias = torch.nn.Parameter(torch.empty(total_out))
         else:
@@ -384,7 +386,7 @@ class GATv2Conv(MessagePassingHooks, torch.nn.Module):
 
     def reset_parameters(self):
         for lin in (self.lin_l, self.lin_r, self.lin_edge, self.res):
-            if lin is not None:
+            if lin is not None and not _is_lazy(lin):
                 _glorot_(lin.weight)
                 if lin.bias is not None:
                     torch.nn.init.zeros_(lin.bias)
