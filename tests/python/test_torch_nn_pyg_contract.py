@@ -389,3 +389,29 @@ def test_lazy_in_channels_as_pyg(layer, in_channels):
             assert not p.any(), name
     ew.load_state_dict(pyg.state_dict())
     _same_run(pyg, ew, lambda m, x: m(x, ei), (x,))
+
+
+@pytest.mark.parametrize("layer", ["GINConv", "GINEConv", "SAGEConv lstm", "SAGEConv mean"])
+def test_reset_parameters_draws_as_pyg(layer):
+    """reset_parameters resets what PyG's does, in PyG's order: a Sequential nn's
+    layers, SAGEConv's aggregation module; seeded, both draw the same parameters."""
+    def make(lib):
+        if layer.startswith("SAGEConv"):
+            return lib.SAGEConv(C, C_OUT, aggr=layer.split()[1])
+        mlp = torch.nn.Sequential(torch.nn.Linear(C, C_OUT), torch.nn.ReLU(), torch.nn.Linear(C_OUT, C_OUT))
+        return getattr(lib, layer)(mlp, train_eps=True, eps=0.25)
+
+    pyg, ew = _pair(make)
+    with torch.no_grad():
+        for m in (pyg, ew):
+            for p in m.parameters():
+                p.fill_(7.0)
+    states = []
+    for m in (pyg, ew):
+        torch.manual_seed(5)
+        m.reset_parameters()
+        states.append(m.state_dict())
+    assert states[0].keys() == states[1].keys()
+    for key in states[0]:
+        torch.testing.assert_close(states[1][key], states[0][key])
+        assert not (states[1][key] == 7.0).all(), key

@@ -410,6 +410,16 @@ def _module_aggregate(module, m, x_src):
     return module(messages, edges[1], dim_size=m.csr.num_nodes, dim=-2)
 
 
+def _reset(module):
+    """PyG's reset: module.reset_parameters(), else each child's, recursively (a
+    Sequential has none of its own)."""
+    if hasattr(module, "reset_parameters"):
+        module.reset_parameters()
+    else:
+        for child in module.children() if hasattr(module, "children") else []:
+            _reset(child)
+
+
 class SAGEConv(MessagePassingHooks, torch.nn.Module):
     """GraphSAGE: out = lin_l(aggr_{u -> v} x_u) + lin_r(x_v) (PyG's SAGEConv).
 
@@ -455,6 +465,9 @@ class SAGEConv(MessagePassingHooks, torch.nn.Module):
             self.lin_r = _lazy_or_linear(in_channels[1], out_channels, False)
 
     def reset_parameters(self):
+        # PyG's order (the aggregation module first), so a seeded reset draws the same values.
+        if self.aggr_module is not None:
+            _reset(self.aggr_module)
         for lin in (getattr(self, "lin", None), self.lin_l, getattr(self, "lin_r", None)):
             if lin is not None and not _is_lazy(lin):
                 lin.reset_parameters()
@@ -512,8 +525,7 @@ class GINConv(MessagePassingHooks, torch.nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        if hasattr(self.nn, "reset_parameters"):
-            self.nn.reset_parameters()
+        _reset(self.nn)
         with torch.no_grad():
             self.eps.fill_(self.initial_eps)
 
@@ -570,12 +582,7 @@ class GINEConv(MessagePassingHooks, torch.nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        if hasattr(self.nn, "reset_parameters"):
-            self.nn.reset_parameters()
-        else:
-            for module in self.nn.modules():
-                if module is not self.nn and hasattr(module, "reset_parameters"):
-                    module.reset_parameters()
+        _reset(self.nn)
         with torch.no_grad():
             self.eps.fill_(self.initial_eps)
         if self.lin is not None:
