@@ -126,7 +126,7 @@ def _recording_hooks(conv, record):
     message hook also doubles the messages (a hook's return replaces them)."""
     conv.register_propagate_forward_pre_hook(lambda m, inputs: record.append(("propagate_pre", inputs[1])))
     conv.register_message_forward_pre_hook(
-        lambda m, inputs: record.append(("message_pre", {k: v.detach() for k, v in sorted(inputs[0].items())})))
+        lambda m, inputs: record.append(("message_pre", _detached(inputs[0]))))
     conv.register_message_forward_hook(lambda m, inputs, out: 2 * out)
     conv.register_aggregate_forward_pre_hook(
         lambda m, inputs: record.append(("aggregate_pre", inputs[0]["index"], inputs[0]["dim_size"])))
@@ -415,3 +415,22 @@ def test_reset_parameters_draws_as_pyg(layer):
     for key in states[0]:
         torch.testing.assert_close(states[1][key], states[0][key])
         assert not (states[1][key] == 7.0).all(), key
+
+
+@pytest.mark.parametrize("options", [{}, {"flow": "target_to_source"}, {"improved": True}, {"normalize": False},
+                                     {"add_self_loops": False}, {"cached": True}])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_gcnconv_hooks_see_pygs_edges(options, weighted):
+    """The hooks see PyG's normalised graph: the input edges in order (its own self
+    loops dropped where loops are added), one loop per node, the normalised weights."""
+    x, ei, g = _graph(17)  # with self loops
+    w = torch.rand(ei.size(1), generator=g, dtype=torch.float64) + 0.1 if weighted else None
+    pyg, ew = _pair(lambda lib: lib.GCNConv(C, C_OUT, **options))
+    records = ([], [])
+    for conv, record in zip((pyg, ew), records):
+        _recording_hooks(conv, record)
+        conv.register_propagate_forward_pre_hook(lambda m, inputs, record=record: record.append(
+            ("propagate_edges", inputs[0].clone(), _detached(inputs[2]))))
+    for _ in range(2):  # cached: the second call is served from the cache
+        _same_run(pyg, ew, lambda m, x: m(x, ei, w), (x,))
+    _assert_same_records(records[1], records[0])

@@ -138,7 +138,9 @@ class MessagePassingHooks:
                 edge_index, size, kwargs = result
         x = kwargs["x"]
         x_src = x[0] if isinstance(x, (tuple, list)) else x
-        edge_kwargs = {name: kwargs[name] for name in edge_data if kwargs.get(name) is not None}
+        # A name the layer put in kwargs reaches the message even as None (GCNConv's
+        # edge_weight without normalisation, as PyG's message(x_j, edge_weight)).
+        edge_kwargs = {name: kwargs[name] for name in edge_data if name in kwargs}
         parts = [self._hooked_message_aggregate(x_part, edge_kwargs, sources, destinations, dim_size, aggregate,
                                                 message, node_dim)
                  for x_part in x_src.chunk(max(self.decomposed_layers, 1), -1)]

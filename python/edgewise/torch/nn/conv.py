@@ -154,12 +154,13 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
         # PyG's cache attributes (_cached_adj_t: torch_sparse's, never set here).
         self._cached_edge_index = self._cached_adj_t = self._cached_graph = None
 
-    def _cache(self, csr, weight):
-        """Keep (csr, weight) for every later call, as PyG's cached=True."""
+    def _cache(self, csr, weight, sparse):
+        """Keep (csr, weight) for every later call, as PyG's cached=True (sparse: built
+        from a sparse adjacency)."""
         destinations = torch.repeat_interleave(torch.arange(csr.num_nodes, device=csr.offsets.device),
                                                csr.offsets.diff(), output_size=csr.num_edges)
         self._cached_edge_index = (torch.stack([csr.sources.to(torch.int64), destinations]), weight)
-        self._cached_graph = (csr, weight)
+        self._cached_graph = (csr, weight, sparse)
 
     def _graph(self, edge_index, edge_weight, num_nodes, dtype=torch.float32):
         """(CSR, weights in CSR order or None). target_to_source: the reversed edge list
@@ -222,29 +223,58 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
         if self.normalize and self._cached_graph is not None:
             # PyG: the cached graph serves whatever graph is passed.
             x = check_features(x, "x", "GCNConv")
-            csr, weight = self._cached_graph
+            csr, weight, sparse = self._cached_graph
         else:
             csr, weight = self._normalised_graph(x, edge_index, edge_weight)
+            sparse = _is_sparse_adjacency(edge_index)
             if self.normalize and self.cached:
-                self._cache(csr, weight)
+                self._cache(csr, weight, sparse)
         if weight is not None and weight.dtype != x.dtype:
             weight = weight.to(x.dtype)
         h = self.lin(x)
         if self.has_message_passing_hooks():
-            # Messages in CSR order (self loops included), weights the normalised ones.
-            destinations = torch.repeat_interleave(torch.arange(csr.num_nodes, device=h.device),
-                                                   csr.offsets.diff(), output_size=csr.num_edges)
-            kwargs = {"x": h, "edge_weight": weight}
-            out = self.hooked_propagate(edge_index, None, kwargs, csr.sources.to(torch.int64), destinations,
-                                        csr.num_nodes, reduction("sum"), gather_message)
+            out = self._hooked(h, csr, weight, edge_index, sparse)
         else:
             out = _aggregate(csr, h, weight, "sum")
         if self.bias is not None:
             out = out + self.bias
         return out
 
+    def _hooked(self, h, csr, weight, edge_index, sparse):
+        """The explicit propagate with PyG's hooks over the normalised graph: PyG's edges
+        in its order (input edges, less their self loops where loops are added to an
+        edge_index (sparse: the graph came from a sparse adjacency, whose loops stay),
+        then one loop per node) with the normalised weights."""
+        own_loops_dropped = self.normalize and self.add_self_loops and not sparse
+        sources, destinations, weight = _pyg_gcn_order(csr, weight, own_loops_dropped)
+        if not _is_sparse_adjacency(edge_index):
+            pair = (sources, destinations) if self.flow == "source_to_target" else (destinations, sources)
+            edge_index = torch.stack(pair)
+        kwargs = {"x": h, "edge_weight": weight}
+        return self.hooked_propagate(edge_index, None, kwargs, sources, destinations, csr.num_nodes,
+                                     reduction("sum"), gather_message)
+
     def __repr__(self):
         return f"{type(self).__name__}({self.in_channels}, {self.out_channels})"
+
+
+def _pyg_gcn_order(csr, weight, loops_added):
+    """(sources, destinations, weight) of csr's edges back in the order they were built
+    from (edge_index, then the appended loops); with loops_added, the input's own loops
+    (weight 0 here, their weight moved to the appended loop) dropped, as PyG's
+    add_remaining_self_loops. weight: CSR order, or None."""
+    destinations = torch.repeat_interleave(torch.arange(csr.num_nodes, device=csr.offsets.device),
+                                           csr.offsets.diff(), output_size=csr.num_edges)
+    order = torch.empty_like(csr.edge_ids)
+    order[csr.edge_ids] = torch.arange(csr.num_edges, device=order.device, dtype=order.dtype)
+    sources, destinations = csr.sources.to(torch.int64)[order], destinations[order]
+    weight = None if weight is None else weight[order]
+    if loops_added:
+        keep = sources != destinations
+        keep[csr.num_edges - csr.num_nodes:] = True  # the appended loops, one per node
+        sources, destinations = sources[keep], destinations[keep]
+        weight = None if weight is None else weight[keep]
+    return sources, destinations, weight
 
 
 def _plain_graph(edge_index, edge_weight, num_nodes):
