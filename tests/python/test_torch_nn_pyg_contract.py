@@ -434,3 +434,66 @@ def test_gcnconv_hooks_see_pygs_edges(options, weighted):
     for _ in range(2):  # cached: the second call is served from the cache
         _same_run(pyg, ew, lambda m, x: m(x, ei, w), (x,))
     _assert_same_records(records[1], records[0])
+
+
+def _dense(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().to_dense() if value.layout != torch.strided else value.detach()
+    if isinstance(value, (tuple, list)):
+        return tuple(_dense(v) for v in value)
+    return value
+
+
+def _fused_hooks(conv, record):
+    """Hooks around PyG's fused path for a sparse adjacency; the message hook must not run."""
+    conv.register_propagate_forward_pre_hook(lambda m, inputs: record.append(
+        ("propagate_pre", _dense(inputs[0]), inputs[1], {k: _dense(v) for k, v in sorted(inputs[2].items())})))
+    conv.register_message_and_aggregate_forward_pre_hook(lambda m, inputs: record.append(
+        ("fused_pre", inputs[0].layout, _dense(inputs[0]), {k: _dense(v) for k, v in inputs[1].items()})))
+    conv.register_message_and_aggregate_forward_hook(lambda m, inputs, out: 3 * out)
+    conv.register_message_forward_hook(lambda m, inputs, out: record.append(("message",)))
+    conv.register_propagate_forward_hook(lambda m, inputs, out: out - 1)
+
+
+def _flatten_records(records):
+    flat = []
+    for record in records:
+        items = []
+        for value in record:
+            if isinstance(value, dict):
+                for key in value:
+                    items += [key] + list(value[key] if isinstance(value[key], tuple) else (value[key],))
+            elif isinstance(value, tuple):
+                items += list(value)
+            else:
+                items.append(value)
+        flat.append(items)
+    return flat
+
+
+@pytest.mark.parametrize("layer", ["GCNConv", "SAGEConv", "GINConv"])
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_sparse_adjacency_runs_pygs_fused_hooks(layer, layout):
+    """For a sparse adjacency PyG fuses message and aggregation (GCNConv over its
+    normalised adj_t): the message_and_aggregate hooks run, the message hooks do not."""
+    x, ei, g = _graph(18)
+    adj = _adjacency_t(ei, torch.rand(ei.size(1), generator=g, dtype=torch.float64), N, N, layout)
+
+    def make(lib):
+        if layer == "GINConv":
+            return lib.GINConv(torch.nn.Linear(C, C_OUT))
+        return getattr(lib, layer)(C, C_OUT)
+
+    pyg, ew = _pair(make)
+    records = ([], [])
+    _fused_hooks(pyg, records[0])
+    _fused_hooks(ew, records[1])
+    _same_run(pyg, ew, lambda m, x: m(x, adj), (x,))
+    flat = _flatten_records(records[1]), _flatten_records(records[0])
+    assert [len(r) for r in flat[0]] == [len(r) for r in flat[1]]
+    for a, b in zip(*flat):
+        for va, vb in zip(a, b):
+            if isinstance(va, torch.Tensor):
+                torch.testing.assert_close(va, vb)
+            else:
+                assert va == vb

@@ -4,8 +4,10 @@ The layers never form per-edge messages; with a hook registered they take an
 explicit path instead, the one PyG's propagate runs: gather the messages, call the
 message and aggregate hooks around the message and the reduction with PyG's
 arguments, and the propagate hooks around the whole (with decomposed_layers > 1, the
-message and aggregation per feature chunk, as PyG). The attention layers' edge-update
-hooks wrap their attention the same way. Without hooks nothing changes.
+message and aggregation per feature chunk, as PyG). For a sparse adjacency PyG runs
+its fused message_and_aggregate instead, with its own hooks: so do the layers that PyG
+fuses (GCNConv, SAGEConv, GINConv). The attention layers' edge-update hooks wrap their
+attention the same way. Without hooks nothing changes.
 """
 
 from collections import OrderedDict
@@ -16,7 +18,8 @@ from torch.utils.hooks import RemovableHandle
 from .._scatter import scatter
 
 _HOOK_KINDS = ("propagate_forward_pre", "propagate_forward", "message_forward_pre", "message_forward",
-               "aggregate_forward_pre", "aggregate_forward")
+               "aggregate_forward_pre", "aggregate_forward", "message_and_aggregate_forward_pre",
+               "message_and_aggregate_forward")
 _EDGE_UPDATE_HOOK_KINDS = ("edge_update_forward_pre", "edge_update_forward")
 
 
@@ -96,6 +99,15 @@ class MessagePassingHooks:
         """hook(module, (aggregate kwargs,), out) after the aggregation; may return a new out."""
         return self._register("aggregate_forward", hook)
 
+    def register_message_and_aggregate_forward_pre_hook(self, hook):
+        """hook(module, (adj_t, kwargs)) before the fused message and aggregation, which
+        PyG runs for a sparse adjacency; may return new inputs."""
+        return self._register("message_and_aggregate_forward_pre", hook)
+
+    def register_message_and_aggregate_forward_hook(self, hook):
+        """hook(module, (adj_t, kwargs), out) after the fused message and aggregation; may return a new out."""
+        return self._register("message_and_aggregate_forward", hook)
+
     def register_edge_update_forward_pre_hook(self, hook):
         """hook(module, (edge_index, size, kwargs)) before the edge update; may return new inputs."""
         return self._register("edge_update_forward_pre", hook)
@@ -147,6 +159,30 @@ class MessagePassingHooks:
         out = parts[0] if len(parts) == 1 else torch.cat(parts, dim=-1)
         for hook in self._hooks("propagate_forward").values():
             result = hook(self, (edge_index, size, kwargs), out)
+            if result is not None:
+                out = result
+        return out
+
+    def hooked_fused_propagate(self, adj_t, size, kwargs, message_and_aggregate):
+        """PyG's propagate for a sparse adjacency adj_t, its fused path: the propagate
+        hooks around out = message_and_aggregate(adj_t, {"x": kwargs["x"]}) and its own
+        hooks; the message and aggregate hooks do not run (as in PyG)."""
+        for hook in self._hooks("propagate_forward_pre").values():
+            result = hook(self, (adj_t, size, kwargs))
+            if result is not None:
+                adj_t, size, kwargs = result
+        fused_kwargs = {"x": kwargs["x"]}
+        for hook in self._hooks("message_and_aggregate_forward_pre").values():
+            result = hook(self, (adj_t, fused_kwargs))
+            if result is not None:
+                adj_t, fused_kwargs = result
+        out = message_and_aggregate(adj_t, fused_kwargs)
+        for hook in self._hooks("message_and_aggregate_forward").values():
+            result = hook(self, (adj_t, fused_kwargs), out)
+            if result is not None:
+                out = result
+        for hook in self._hooks("propagate_forward").values():
+            result = hook(self, (adj_t, size, kwargs), out)
             if result is not None:
                 out = result
         return out

@@ -242,10 +242,15 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
 
     def _hooked(self, h, csr, weight, edge_index, sparse):
         """The explicit propagate with PyG's hooks over the normalised graph: PyG's edges
-        in its order (input edges, less their self loops where loops are added to an
-        edge_index (sparse: the graph came from a sparse adjacency, whose loops stay),
-        then one loop per node) with the normalised weights."""
-        own_loops_dropped = self.normalize and self.add_self_loops and not sparse
+        in its order (input edges, less their self loops where loops are added, then one
+        loop per node) with the normalised weights. sparse (the graph came from a sparse
+        adjacency): PyG's fused path over the normalised adj_t instead."""
+        if sparse:
+            layout = edge_index.layout if _is_sparse_adjacency(edge_index) else torch.sparse_coo
+            adj_t = _as_adjacency(csr, weight, layout)
+            return self.hooked_fused_propagate(adj_t, None, {"x": h, "edge_weight": None},
+                                               lambda adj, kwargs: _sparse_aggregate("GCNConv", adj, kwargs["x"]))
+        own_loops_dropped = self.normalize and self.add_self_loops
         sources, destinations, weight = _pyg_gcn_order(csr, weight, own_loops_dropped)
         if not _is_sparse_adjacency(edge_index):
             pair = (sources, destinations) if self.flow == "source_to_target" else (destinations, sources)
@@ -256,6 +261,29 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
 
     def __repr__(self):
         return f"{type(self).__name__}({self.in_channels}, {self.out_channels})"
+
+
+def _as_adjacency(csr, weight, layout):
+    """csr's graph as a coalesced adj_t [N_dst, N_src] in layout, weight (CSR order; None:
+    ones) its values, a repeated edge's summed."""
+    destinations = torch.repeat_interleave(torch.arange(csr.num_nodes, device=csr.offsets.device),
+                                           csr.offsets.diff(), output_size=csr.num_edges)
+    if weight is None:
+        weight = torch.ones(csr.num_edges, device=csr.offsets.device)
+    indices = torch.stack([destinations, csr.sources.to(torch.int64)])
+    adj = torch.sparse_coo_tensor(indices, weight, (csr.num_nodes, csr.num_sources)).coalesce()
+    if layout == torch.sparse_csr:
+        return adj.to_sparse_csr()
+    return adj.to_sparse_csc() if layout == torch.sparse_csc else adj
+
+
+def _sparse_aggregate(layer, adj_t, x_src, reduce="sum", module=None):
+    """PyG's message_and_aggregate over a sparse adj_t: reduce (or the aggregation
+    module) of x_src over its edges, its values weighing the messages."""
+    m = _Messages((x_src, None), adj_t, None, None, "source_to_target", layer)
+    if module is not None:
+        return _module_aggregate(module, m, x_src)
+    return _aggregate(m.csr, x_src, m.weight, reduce)
 
 
 def _pyg_gcn_order(csr, weight, loops_added):
@@ -421,9 +449,14 @@ def _pyg_aggregation(aggr, aggr_kwargs, in_width):
     return module, name, width
 
 
-def _hooked(layer, edge_index, size, m, x_src, aggregate):
-    """The explicit propagate with PyG's hooks over m's edges (edge_index order)."""
+def _hooked(layer, edge_index, size, m, x_src, aggregate, reduce="sum", module=None):
+    """The explicit propagate with PyG's hooks over m's edges (edge_index order); for a
+    sparse adjacency PyG's fused path (message_and_aggregate: reduce or module)."""
     kwargs = {"x": (x_src, m.root)}
+    if _is_sparse_adjacency(edge_index):
+        name = type(layer).__name__
+        return layer.hooked_fused_propagate(
+            edge_index, size, kwargs, lambda adj, fused: _sparse_aggregate(name, adj, fused["x"][0], reduce, module))
     if m.input_weight is not None:
         kwargs["edge_weight"] = m.input_weight
     return layer.hooked_propagate(edge_index, size, kwargs, m.edge_index[0], m.edge_index[1], m.csr.num_nodes,
@@ -509,7 +542,7 @@ class SAGEConv(MessagePassingHooks, torch.nn.Module):
         if self.has_message_passing_hooks():
             aggregate = (reduction(self.aggr) if self.aggr_module is None else
                          lambda messages, index, dim_size: self.aggr_module(messages, index, dim_size=dim_size, dim=-2))
-            out = self.lin_l(_hooked(self, edge_index, size, m, x_src, aggregate))
+            out = self.lin_l(_hooked(self, edge_index, size, m, x_src, aggregate, self.aggr, self.aggr_module))
         elif self.aggr_module is None:
             out = self.lin_l(_aggregate(m.csr, x_src, m.weight, self.aggr))
         else:
