@@ -497,3 +497,45 @@ def test_sparse_adjacency_runs_pygs_fused_hooks(layer, layout):
                 torch.testing.assert_close(va, vb)
             else:
                 assert va == vb
+
+
+def _make_layer(lib, layer):
+    if layer in ("GINConv", "GINEConv"):
+        return getattr(lib, layer)(torch.nn.Linear(C, C_OUT))
+    return getattr(lib, layer)(C, C_OUT)
+
+
+def _raised(call):
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - the error itself is under test
+        return error
+    return None
+
+
+BAD_EDGE_INDEX = {
+    "float": lambda ei: ei.double(),
+    "one-dimensional": lambda ei: ei[0],
+    "three rows": lambda ei: torch.cat([ei, ei[:1]]),
+    "negative source": lambda ei: torch.cat([ei, torch.tensor([[-3], [1]])], dim=1),
+    "source past x": lambda ei: torch.cat([ei, torch.tensor([[N + 4], [1]])], dim=1),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_EDGE_INDEX))
+@pytest.mark.parametrize("layer", ["GCNConv", "SAGEConv", "GINConv", "GINEConv", "GATConv", "GATv2Conv"])
+def test_bad_edge_index_errors_carry_pygs_message(layer, case):
+    """Where PyG raises its own message for a malformed edge_index, Edgewise's error
+    is of PyG's type and carries that message (and stays a ValueError)."""
+    x, ei, g = _graph(19, loops=False)
+    bad = BAD_EDGE_INDEX[case](ei)
+    attr = torch.randn(bad.size(-1), C, generator=g, dtype=torch.float64)
+
+    def call(lib):
+        conv = _make_layer(lib, layer).double()
+        return lambda: conv(x, bad, attr) if layer == "GINEConv" else conv(x, bad)
+
+    expected, got = _raised(call(pyg_nn)), _raised(call(ewnn))
+    assert expected is not None and isinstance(got, ValueError)
+    if str(expected).startswith(("Expected 'edge_index'", "Found ")):
+        assert isinstance(got, type(expected)) and str(expected) in str(got)

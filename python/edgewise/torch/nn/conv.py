@@ -61,11 +61,50 @@ def _adjacency_edges(adj: Tensor, layer: str, hybrid: bool = False):
 
 
 def _check_edge_index(edge_index, num_nodes, layer):
-    if not isinstance(edge_index, Tensor) or edge_index.dim() != 2 or edge_index.size(0) != 2:
-        shape = tuple(edge_index.shape) if isinstance(edge_index, Tensor) else type(edge_index).__name__
-        raise ValueError(f"{layer}: edge_index must be [2, E] (got {shape})")
+    """edge_index an int32 / int64 [2, E] tensor; a ValueError with PyG's message (its
+    checks, in its order) and the layer's own words."""
+    if not isinstance(edge_index, Tensor):
+        raise ValueError(f"{layer}: edge_index must be [2, E] (got {type(edge_index).__name__})")
+    if edge_index.dtype.is_floating_point or edge_index.dtype.is_complex or edge_index.dtype == torch.bool:
+        raise ValueError(f"Expected 'edge_index' to be of integer type (got '{edge_index.dtype}') ({layer}: "
+                         f"edge_index must be int32 or int64)")
+    if edge_index.dim() != 2:
+        raise ValueError(f"Expected 'edge_index' to be two-dimensional (got {edge_index.dim()} dimensions) "
+                         f"({layer}: edge_index must be [2, E], got {tuple(edge_index.shape)})")
+    if edge_index.size(0) != 2:
+        raise ValueError(f"Expected 'edge_index' to have size '2' in the first dimension (got "
+                         f"'{edge_index.size(0)}') ({layer}: edge_index must be [2, E], got {tuple(edge_index.shape)})")
     if edge_index.dtype not in (torch.int32, torch.int64):
         raise ValueError(f"{layer}: edge_index must be int32 or int64 (got {edge_index.dtype})")
+
+
+class EdgeIndexError(IndexError, ValueError):
+    """An edge_index entry outside the nodes: PyG's IndexError, and a ValueError as the
+    layers' other input errors."""
+
+
+def _checked_build(layer, sources, num_src, build):
+    """build() (a graph structure of edge_index); where it fails on a source outside
+    [0, num_src), PyG's IndexError for x_j's lookup (the original error chained)."""
+
+    def checked():
+        try:
+            return build()
+        except (ValueError, IndexError, RuntimeError) as error:
+            if sources.numel() == 0:
+                raise
+            lo, hi = (int(v) for v in torch.aminmax(sources))
+            if lo < 0:
+                found = f"Found negative indices in 'edge_index' (got {lo})"
+            elif hi >= num_src:
+                found = f"Found indices in 'edge_index' that are larger than {num_src - 1} (got {hi})"
+            else:
+                raise
+            raise EdgeIndexError(f"{found}. Please ensure that all indices in 'edge_index' point to valid indices in "
+                                 f"the interval [0, {num_src}) in your node feature matrix and try again. "
+                                 f"({layer}: {error})") from error
+
+    return checked
 
 
 def _check_inputs(x, edge_index, edge_weight, layer):
@@ -169,8 +208,8 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
         reverse = self.flow == "target_to_source"
         oriented = edge_index.flip(0) if reverse else edge_index
         if not self.normalize:
-            csr = _structures.get(edge_index, ("plain", num_nodes, reverse),
-                                  lambda: CSR.from_edge_index(oriented, num_nodes))
+            csr = _structures.get(edge_index, ("plain", num_nodes, reverse), _checked_build(
+                "GCNConv", oriented[0], num_nodes, lambda: CSR.from_edge_index(oriented, num_nodes)))
             return csr, None if edge_weight is None else csr.to_csr_order(edge_weight)
 
         def build(weight):
@@ -185,9 +224,9 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
         if edge_weight is None:
             # The normalisation is computed in x's dtype (float64 models keep float64 weights).
             return _structures.get(edge_index, ("gcn", num_nodes, self.add_self_loops, dtype, reverse),
-                                   lambda: build(None))
+                                   _checked_build("GCNConv", oriented[0], num_nodes, lambda: build(None)))
         # Weighted: the normalisation is recomputed (differentiable in edge_weight).
-        return build(edge_weight)
+        return _checked_build("GCNConv", oriented[0], num_nodes, lambda: build(edge_weight))()
 
     def _adjacency_graph(self, adj, x):
         """(CSR, weights in CSR order) of a sparse adj_t, PyG's gcn_norm on sparse input:
@@ -388,9 +427,8 @@ class _Messages:
         square = num_src == num_dst and j == 0
         key = ("messages", num_dst, num_src, j)
         oriented = edge_index if j == 0 else edge_index.flip(0)
-        self.csr = cache.get(
-            edge_index, key,
-            lambda: CSR.from_edge_index(oriented, num_dst, None if square else num_src))
+        self.csr = cache.get(edge_index, key, _checked_build(
+            layer, oriented[0], num_src, lambda: CSR.from_edge_index(oriented, num_dst, None if square else num_src)))
         self.weight = None if edge_weight is None else self.csr.to_csr_order(edge_weight)
         self.edge_index, self.input_weight = oriented, edge_weight  # (sources, destinations), input order
 

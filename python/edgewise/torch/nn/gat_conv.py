@@ -21,8 +21,8 @@ from .._spmm import CSR
 from . import functional
 from ._hooks import MessagePassingHooks, attention_message, reduction
 from .conv import (
-    _adjacency_edges, _adjacency_structures, _check_inputs, _glorot_, _is_lazy, _is_sparse_adjacency,
-    _lazy_or_linear, _structures,
+    _adjacency_edges, _adjacency_structures, _check_inputs, _checked_build, _glorot_, _is_lazy,
+    _is_sparse_adjacency, _lazy_or_linear, _structures,
 )
 
 
@@ -54,10 +54,11 @@ class _AttentionGraph:
         self.csr_position[self.csr.edge_ids] = torch.arange(ei.size(1), device=ei.device)
 
 
-def _attention_graph(edge_index, num_src, num_dst, loop_nodes, cache=_structures):
+def _attention_graph(layer, edge_index, num_src, num_dst, loop_nodes, cache=_structures):
     return cache.get(
         edge_index, ("attention", num_src, num_dst, loop_nodes),
-        lambda: _AttentionGraph(edge_index, num_src, num_dst, loop_nodes),
+        _checked_build(type(layer).__name__, edge_index[0], num_src,
+                       lambda: _AttentionGraph(edge_index, num_src, num_dst, loop_nodes)),
     )
 
 
@@ -299,7 +300,7 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
             x_dst = x_src
         else:
             x_dst = None if inputs.x_dst is None else lin_dst(inputs.x_dst).view(-1, H, C)
-        graph = _attention_graph(edge_index, inputs.num_src, inputs.num_dst, inputs.loop_nodes, inputs.cache)
+        graph = _attention_graph(self, edge_index, inputs.num_src, inputs.num_dst, inputs.loop_nodes, inputs.cache)
         a_src = (x_src * self.att_src).sum(-1)
         a_dst = (x_dst * self.att_dst).sum(-1) if x_dst is not None else None
         if self.has_edge_update_hooks():
@@ -403,7 +404,7 @@ class GATv2Conv(MessagePassingHooks, torch.nn.Module):
         H, C = self.heads, self.out_channels
         x_l = self.lin_l(inputs.x_src).view(-1, H, C)
         x_r = None if inputs.x_dst is None else self.lin_r(inputs.x_dst).view(-1, H, C)
-        graph = _attention_graph(edge_index, inputs.num_src, inputs.num_dst, inputs.loop_nodes, inputs.cache)
+        graph = _attention_graph(self, edge_index, inputs.num_src, inputs.num_dst, inputs.loop_nodes, inputs.cache)
         attr = None
         if edge_attr is not None and (self.lin_edge is not None or self.has_edge_update_hooks()):
             attr = _edge_attr_with_loops(self, graph, edge_attr, edge_index.size(1), inputs.loop_nodes)
