@@ -539,3 +539,47 @@ def test_bad_edge_index_errors_carry_pygs_message(layer, case):
     assert expected is not None and isinstance(got, ValueError)
     if str(expected).startswith(("Expected 'edge_index'", "Found ")):
         assert isinstance(got, type(expected)) and str(expected) in str(got)
+
+
+LOW_PRECISION_LAYERS = ["GCNConv", "SAGEConv", "GINConv", "GINEConv", "GATConv", "GATv2Conv"]
+
+
+def _low_precision_call(layer, ei, attr):
+    if layer == "GINEConv":
+        return lambda m, x: m(x, ei, attr.to(x.dtype))
+    return lambda m, x: m(x, ei)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("layer", LOW_PRECISION_LAYERS)
+def test_half_precision_inputs_as_pyg(layer, dtype):
+    """A float16 / bfloat16 layer and x (PyG takes them): the output in PyG's dtype,
+    close to PyG's float32 result on the same rounded parameters and inputs
+    (Edgewise aggregates in float32, so it is the closer), gradients in that dtype."""
+    x, ei, g = _graph(20)
+    attr = torch.randn(ei.size(1), C, generator=g)
+    pyg, ew = (m.float() for m in _pair(_make_layer, layer=layer))
+    pyg, ew = pyg.to(dtype), ew.to(dtype)
+    call = _low_precision_call(layer, ei, attr)
+    x_low = x.to(dtype).requires_grad_()
+    expected, got = call(pyg, x_low), call(ew, x_low)
+    assert got.dtype == expected.dtype == dtype
+    reference = call(pyg.float(), x_low.detach().float())
+    error = (got.float() - reference).abs().max()
+    assert error <= (expected.float() - reference).abs().max() * 2 + 1e-3
+    (grad,) = torch.autograd.grad(got.float().sum(), x_low)
+    assert grad.dtype == dtype and torch.isfinite(grad).all()
+
+
+@pytest.mark.parametrize("layer", LOW_PRECISION_LAYERS)
+def test_cpu_autocast_as_pyg(layer):
+    """Under CPU autocast (bfloat16 linears) the output dtype is PyG's and the values
+    agree within bfloat16 rounding."""
+    x, ei, g = _graph(21)
+    attr = torch.randn(ei.size(1), C, generator=g)
+    pyg, ew = (m.float() for m in _pair(_make_layer, layer=layer))
+    call = _low_precision_call(layer, ei, attr)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected, got = call(pyg, x.float()), call(ew, x.float())
+    assert got.dtype == expected.dtype
+    torch.testing.assert_close(got.float(), expected.float(), atol=3e-2, rtol=3e-2)

@@ -29,6 +29,9 @@ def reduction(reduce: str, node_dim: int = -2):
     gradient rule (torch's amax / amin onto zeros)."""
 
     def aggregate(messages, index, dim_size):
+        if messages.dtype in (torch.float16, torch.bfloat16):
+            # The scatter kernels take float32 / float64: reduce in float32.
+            return aggregate(messages.float(), index, dim_size).to(messages.dtype)
         flat = messages.movedim(node_dim, 0)
         if reduce in ("max", "min"):
             out = flat.new_zeros((dim_size,) + tuple(flat.shape[1:]))

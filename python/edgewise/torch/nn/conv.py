@@ -107,10 +107,31 @@ def _checked_build(layer, sources, num_src, build):
     return checked
 
 
+_LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def _check_x(x, layer):
+    """Node features: float32 / float64 on CPU or CUDA, or float16 / bfloat16 (as PyG
+    takes them: the kernels run in float32 on an upcast copy, see _kernel_dtype)."""
+    if isinstance(x, Tensor) and x.dtype in _LOW_PRECISION:
+        return x
+    return check_features(x, "x", layer)
+
+
+def _kernel_dtype(*tensors):
+    """(the dtype PyG's arithmetic on these tensors gives, the dtype the kernels run in:
+    that one widened to at least float32). None entries are skipped."""
+    dtype = None
+    for t in tensors:
+        if t is not None:
+            dtype = t.dtype if dtype is None else torch.promote_types(dtype, t.dtype)
+    return dtype, torch.promote_types(dtype, torch.float32)
+
+
 def _check_inputs(x, edge_index, edge_weight, layer):
-    """x float32 / float64 [N, F] on CPU or CUDA, edge_index [2, E] on x's device,
+    """x float [N, F] on CPU or CUDA (see _check_x), edge_index [2, E] on x's device,
     edge_weight None or [E]: a ValueError naming the layer and the argument."""
-    x = check_features(x, "x", layer)
+    x = _check_x(x, layer)
     _check_edge_index(edge_index, x.size(0), layer)
     _checks.same_device(edge_index, "edge_index", x, layer, "x")
     return check_edge_weight(edge_weight, edge_index.size(1), x, layer)
@@ -248,7 +269,7 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
     def _normalised_graph(self, x, edge_index, edge_weight):
         """(CSR, weights in CSR order or None) of edge_index or a sparse adj_t."""
         if _is_sparse_adjacency(edge_index):
-            return self._adjacency_graph(edge_index, check_features(x, "x", "GCNConv"))
+            return self._adjacency_graph(edge_index, _check_x(x, "GCNConv"))
         edge_weight = _check_inputs(x, edge_index, edge_weight, "GCNConv")
         return self._graph(edge_index, edge_weight, _num_nodes(x), x.dtype)
 
@@ -261,7 +282,7 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
             raise ValueError(_SPARSE_FLOW_ERROR)
         if self.normalize and self._cached_graph is not None:
             # PyG: the cached graph serves whatever graph is passed.
-            x = check_features(x, "x", "GCNConv")
+            x = _check_x(x, "GCNConv")
             csr, weight, sparse = self._cached_graph
         else:
             csr, weight = self._normalised_graph(x, edge_index, edge_weight)
@@ -358,7 +379,11 @@ def _num_nodes(x: Tensor) -> int:
 
 
 def _aggregate(csr, x: Tensor, weight, reduce: str) -> Tensor:
-    """spmm over x's node dimension -2; a static-graph batch [..., N, C] is one [N, B * C] product."""
+    """spmm over x's node dimension -2; a static-graph batch [..., N, C] is one [N, B * C] product.
+    float16 / bfloat16 run in float32 and come back in PyG's dtype."""
+    dtype, kernel = _kernel_dtype(x, weight)
+    if x.dtype != kernel or (weight is not None and weight.dtype != kernel):
+        return _aggregate(csr, x.to(kernel), None if weight is None else weight.to(kernel), reduce).to(dtype)
     if x.dim() <= 2:
         return spmm_csr(csr, x, weight, reduce)
     lead, (n, c) = x.shape[:-2], x.shape[-2:]
@@ -404,10 +429,10 @@ class _Messages:
         i, j = (1, 0) if flow == "source_to_target" else (0, 1)
         if pair[j] is None:
             raise ValueError(f"{layer}: the source features x[{j}] are None")
-        self.x_src = check_features(pair[j], "x", layer)
+        self.x_src = _check_x(pair[j], layer)
         self.root = pair[1]
         if self.root is not None:
-            check_features(self.root, "x", layer)
+            _check_x(self.root, layer)
         _check_edge_index(edge_index, None, layer)
         _checks.same_device(edge_index, "edge_index", self.x_src, layer, "x")
         sizes = [None, None]
@@ -714,7 +739,8 @@ class GINEConv(MessagePassingHooks, torch.nn.Module):
             csr = m.csr
             messages = self.message(m.x_src.index_select(-2, csr.sources.to(torch.int64)),
                                     csr.to_csr_order(edge_attr))
-            out = segment_csr(messages.movedim(-2, 0), csr.offsets, reduce="sum").movedim(0, -2)
+            dtype, kernel = _kernel_dtype(messages)
+            out = segment_csr(messages.to(kernel).movedim(-2, 0), csr.offsets, reduce="sum").movedim(0, -2).to(dtype)
         if m.root is not None:
             out = out + (1 + self.eps) * m.root
         return self.nn(out)

@@ -22,7 +22,7 @@ from . import functional
 from ._hooks import MessagePassingHooks, attention_message, reduction
 from .conv import (
     _adjacency_edges, _adjacency_structures, _check_inputs, _checked_build, _glorot_, _is_lazy,
-    _is_sparse_adjacency, _lazy_or_linear, _structures,
+    _is_sparse_adjacency, _kernel_dtype, _lazy_or_linear, _structures,
 )
 
 
@@ -300,6 +300,10 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
             x_dst = x_src
         else:
             x_dst = None if inputs.x_dst is None else lin_dst(inputs.x_dst).view(-1, H, C)
+        # float16 / bfloat16: the attention kernels run in float32; out and alpha come
+        # back in the dtype PyG's arithmetic gives (x's promoted with the parameters').
+        dtype, kernel = _kernel_dtype(x_src, self.att_src)
+        x_src, x_dst = x_src.to(kernel), None if x_dst is None else x_dst.to(kernel)
         graph = _attention_graph(self, edge_index, inputs.num_src, inputs.num_dst, inputs.loop_nodes, inputs.cache)
         a_src = (x_src * self.att_src).sum(-1)
         a_dst = (x_dst * self.att_dst).sum(-1) if x_dst is not None else None
@@ -318,7 +322,7 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
                 logits = logits + self._edge_logits(attr)
             alpha = _attention_weights(self, graph, logits)
         out = _aggregate_attention(self, graph, alpha, x_src, x_dst, size)
-        return _finish(self, out, graph, alpha, inputs, return_attention_weights)
+        return _finish(self, out.to(dtype), graph, alpha.to(dtype), inputs, return_attention_weights)
 
     def _edge_logits(self, attr):
         """a_edge . W_e e_uv per head for edge features attr [E, D]."""
@@ -404,6 +408,8 @@ class GATv2Conv(MessagePassingHooks, torch.nn.Module):
         H, C = self.heads, self.out_channels
         x_l = self.lin_l(inputs.x_src).view(-1, H, C)
         x_r = None if inputs.x_dst is None else self.lin_r(inputs.x_dst).view(-1, H, C)
+        dtype, kernel = _kernel_dtype(x_l, self.att)  # as GATConv
+        x_l, x_r = x_l.to(kernel), None if x_r is None else x_r.to(kernel)
         graph = _attention_graph(self, edge_index, inputs.num_src, inputs.num_dst, inputs.loop_nodes, inputs.cache)
         attr = None
         if edge_attr is not None and (self.lin_edge is not None or self.has_edge_update_hooks()):
@@ -420,7 +426,7 @@ class GATv2Conv(MessagePassingHooks, torch.nn.Module):
                 pair = pair + x_r.index_select(0, graph.destinations)
             alpha = self._attention(graph, pair, attr)
         out = _aggregate_attention(self, graph, alpha, x_l, x_r, size)
-        return _finish(self, out, graph, alpha, inputs, return_attention_weights)
+        return _finish(self, out.to(dtype), graph, alpha.to(dtype), inputs, return_attention_weights)
 
     def _attention(self, graph, pair, attr):
         """The attention in CSR order from the per-edge x_l[u] + x_r[v] (CSR order; GATv2's
