@@ -583,3 +583,32 @@ def test_cpu_autocast_as_pyg(layer):
         expected, got = call(pyg, x.float()), call(ew, x.float())
     assert got.dtype == expected.dtype
     torch.testing.assert_close(got.float(), expected.float(), atol=3e-2, rtol=3e-2)
+
+
+_SIZE_CASES = [(layer, inputs) for layer in ("GCNConv", "SAGEConv", "GINConv", "GINEConv", "GATConv")
+               for inputs in ("plain", "pair", "pair_no_dst", "adjacency")
+               if not (layer == "GCNConv" and inputs.startswith("pair"))  # GCNConv takes no pair
+               and not (layer in ("GINEConv", "GATConv") and inputs == "adjacency")]  # no fused path in PyG
+
+
+@pytest.mark.parametrize("layer,inputs", _SIZE_CASES)
+def test_propagate_forward_hook_gets_pygs_size(layer, inputs):
+    """The propagate forward hook's size: PyG's, as its argument collection leaves it."""
+    x, ei, g = _graph(22)
+    ei_b = ei[:, ei[1] < 9]
+    attr = torch.randn(ei.size(1), C, generator=g, dtype=torch.float64)
+    attr_b = attr[ei[1] < 9]
+    args = {
+        "plain": ((x, ei), attr, {}),
+        "pair": (((x, x[:9].clone()), ei_b), attr_b, {}),
+        "pair_no_dst": (((x, None), ei_b), attr_b, {"size": (N, 9)}),
+        "adjacency": ((x, _adjacency_t(ei, torch.ones(ei.size(1), dtype=torch.float64), N, N, "csr")), None, {}),
+    }[inputs]
+    sizes = []
+    for lib in (pyg_nn, ewnn):
+        torch.manual_seed(0)
+        conv = _make_layer(lib, layer).double()
+        conv.register_propagate_forward_hook(lambda m, inputs, out: sizes.append(list(inputs[1])))
+        (xs, e), a, kwargs = args
+        conv(xs, e, a, **kwargs) if layer == "GINEConv" else conv(xs, e, **kwargs)
+    assert sizes[1] == sizes[0]

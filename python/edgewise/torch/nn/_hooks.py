@@ -160,6 +160,7 @@ class MessagePassingHooks:
                                                 message, node_dim)
                  for x_part in x_src.chunk(max(self.decomposed_layers, 1), -1)]
         out = parts[0] if len(parts) == 1 else torch.cat(parts, dim=-1)
+        size = _collected_size(size, x, node_dim, getattr(self, "flow", "source_to_target"))
         for hook in self._hooks("propagate_forward").values():
             result = hook(self, (edge_index, size, kwargs), out)
             if result is not None:
@@ -184,6 +185,7 @@ class MessagePassingHooks:
             result = hook(self, (adj_t, fused_kwargs), out)
             if result is not None:
                 out = result
+        size = [adj_t.size(1), adj_t.size(0)]  # PyG's size for a sparse adjacency
         for hook in self._hooks("propagate_forward").values():
             result = hook(self, (adj_t, size, kwargs), out)
             if result is not None:
@@ -214,6 +216,20 @@ class MessagePassingHooks:
             if result is not None:
                 out = result
         return out
+
+
+def _collected_size(size, x, node_dim, flow):
+    """The size PyG's propagate forward hooks get: [N_src, N_dst] as its argument
+    collection fills it in from x (a pair fills both entries it holds tensors for, a
+    single tensor only the source side)."""
+    out = list(size) if size is not None else [None, None]
+    if isinstance(x, (tuple, list)):
+        for position, t in enumerate(x):
+            if isinstance(t, torch.Tensor):
+                out[position] = t.size(node_dim)
+    elif isinstance(x, torch.Tensor):
+        out[0 if flow == "source_to_target" else 1] = x.size(node_dim)
+    return out
 
 
 def gather_message(x_j, edge_weight=None):
