@@ -612,3 +612,32 @@ def test_propagate_forward_hook_gets_pygs_size(layer, inputs):
         (xs, e), a, kwargs = args
         conv(xs, e, a, **kwargs) if layer == "GINEConv" else conv(xs, e, **kwargs)
     assert sizes[1] == sizes[0]
+
+
+@pytest.mark.parametrize("layer", ["SAGEConv", "GINConv", "GINEConv", "SAGEConv project"])
+def test_target_to_source_pair_reads_x0_as_pyg(layer):
+    """flow="target_to_source" with a pair (x0, x1): PyG's generated argument collection
+    gathers the messages from x0 at edge_index[1] into edge_index[0] (x1 the root):
+    outputs, gradients and the message hooks' x_j as PyG's."""
+    x0, ei, g = _graph(23)
+    x1 = torch.randn(N, C, generator=g, dtype=torch.float64)
+    attr = torch.randn(ei.size(1), C, generator=g, dtype=torch.float64)
+
+    def make(lib):
+        if layer.startswith("SAGEConv"):
+            return lib.SAGEConv(C, C_OUT, flow="target_to_source", project=layer.endswith("project"))
+        return getattr(lib, layer)(torch.nn.Linear(C, C_OUT), flow="target_to_source")
+
+    pyg, ew = _pair(make)
+    records = ([], [])
+    for conv, record in zip((pyg, ew), records):
+        conv.register_message_forward_pre_hook(lambda m, inputs, record=record: record.append(
+            ("message_pre", _detached(inputs[0]))))
+    if layer == "GINEConv":
+        call = lambda m, a, b, e: m((a, b), ei, e)  # noqa: E731
+        tensors = (x0, x1, attr)
+    else:
+        call = lambda m, a, b: m((a, b), ei)  # noqa: E731
+        tensors = (x0, x1)
+    _same_run(pyg, ew, call, tensors)
+    _assert_same_records(records[1], records[0])

@@ -400,8 +400,10 @@ def _check_flow(flow, layer):
 class _Messages:
     """PyG's message-passing inputs resolved: x or a pair (x_src, x_dst) (x_dst may be
     None), size (N_src, N_dst) and flow. Messages go from edge_index[j] to
-    edge_index[i] ((j, i) = (0, 1) for source_to_target), x_j = pair[j]; out has
-    size[i] rows (else size[j]). ``root`` is pair[1] as PyG's layers take it."""
+    edge_index[i] ((j, i) = (0, 1) for source_to_target); x_j = pair[0] whatever the
+    flow (PyG's generated argument collection: a pair's x_j is its first entry, so
+    target_to_source reads x[0] at edge_index[1]); out has size[i] rows (else size[j]).
+    ``root`` is pair[1] as PyG's layers take it."""
 
     __slots__ = ("x_src", "root", "csr", "weight", "edge_index", "input_weight", "values")
 
@@ -427,9 +429,7 @@ class _Messages:
         if len(pair) != 2 or not isinstance(pair[0], Tensor) or not (pair[1] is None or isinstance(pair[1], Tensor)):
             raise ValueError(f"{layer}: x must be a tensor or a pair (x_src, x_dst) of tensors (x_dst may be None)")
         i, j = (1, 0) if flow == "source_to_target" else (0, 1)
-        if pair[j] is None:
-            raise ValueError(f"{layer}: the source features x[{j}] are None")
-        self.x_src = _check_x(pair[j], layer)
+        self.x_src = _check_x(pair[0], layer)
         self.root = pair[1]
         if self.root is not None:
             _check_x(self.root, layer)
@@ -440,13 +440,13 @@ class _Messages:
             if not isinstance(size, (tuple, list)) or len(size) != 2:
                 raise ValueError(f"{layer}: size must be a pair (N_src, N_dst) (got {size!r})")
             sizes = list(size)
-        for position, t in ((j, self.x_src), (i, pair[i])):
+        for position, t in enumerate(pair):
             if isinstance(t, Tensor):
                 if sizes[position] is not None and sizes[position] != _num_nodes(t):
                     raise ValueError(f"Encountered tensor with size {_num_nodes(t)} in dimension -2, but expected "
                                      f"size {sizes[position]}.")
                 sizes[position] = _num_nodes(t)
-        num_src = sizes[j]
+        num_src = sizes[0]
         num_dst = sizes[i] if sizes[i] is not None else num_src
         edge_weight = check_edge_weight(edge_weight, edge_index.size(1), self.x_src, layer)
         square = num_src == num_dst and j == 0
