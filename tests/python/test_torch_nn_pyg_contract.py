@@ -641,3 +641,24 @@ def test_target_to_source_pair_reads_x0_as_pyg(layer):
         tensors = (x0, x1)
     _same_run(pyg, ew, call, tensors)
     _assert_same_records(records[1], records[0])
+
+
+@pytest.mark.parametrize("layer", LOW_PRECISION_LAYERS)
+def test_half_precision_x_into_a_float32_layer_as_pyg(layer):
+    """bfloat16 x into a float32 layer (no autocast): where PyG's linear fails (a
+    RuntimeError) Edgewise fails too (also a ValueError), naming the layer and the
+    dtypes; GINConv / GINEConv aggregate first and PyG runs them: so does Edgewise."""
+    x, ei, g = _graph(24)
+    attr = torch.randn(ei.size(1), C, generator=g, dtype=torch.bfloat16)
+    call = lambda m: m(x.bfloat16(), ei, attr) if layer == "GINEConv" else m(x.bfloat16(), ei)  # noqa: E731
+    pyg, ew = (m.float() for m in _pair(_make_layer, layer=layer))
+    expected, got = _raised(lambda: call(pyg)), _raised(lambda: call(ew))
+    if layer in ("GINConv", "GINEConv"):
+        assert expected is None and got is None
+        out_pyg, out_ew = call(pyg), call(ew)
+        assert out_ew.dtype == out_pyg.dtype
+        torch.testing.assert_close(out_ew, out_pyg, atol=3e-2, rtol=3e-2)
+        return
+    assert isinstance(expected, RuntimeError)
+    assert isinstance(got, RuntimeError) and isinstance(got, ValueError)
+    assert layer in str(got) and "bfloat16" in str(got) and "float32" in str(got)

@@ -118,6 +118,26 @@ def _check_x(x, layer):
     return check_features(x, "x", layer)
 
 
+class DtypeMismatchError(ValueError, RuntimeError):
+    """float16 / bfloat16 x into a layer whose parameters are another dtype: PyG's
+    linear raises a RuntimeError there; this names the layer (a ValueError too)."""
+
+
+def _check_low_precision(layer, x):
+    """PyG takes float16 / bfloat16 x with a layer of that dtype (or under autocast);
+    with parameters of another dtype its linear fails: fail first, naming the layer."""
+    for t in x if isinstance(x, (tuple, list)) else (x,):
+        if not (isinstance(t, Tensor) and t.dtype in _LOW_PRECISION) or torch.is_autocast_enabled(t.device.type):
+            continue
+        for p in layer.parameters():
+            if p.is_floating_point() and not isinstance(p, torch.nn.parameter.UninitializedParameter):
+                if p.dtype != t.dtype:
+                    raise DtypeMismatchError(f"{type(layer).__name__}: x is {t.dtype} but the layer's parameters are "
+                                             f"{p.dtype} (convert the layer with .to({t.dtype}), or run under "
+                                             f"torch.autocast)")
+                break
+
+
 def _kernel_dtype(*tensors):
     """(the dtype PyG's arithmetic on these tensors gives, the dtype the kernels run in:
     that one widened to at least float32). None entries are skipped."""
@@ -280,6 +300,7 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
                              "'GraphConv' instead")
         if _is_sparse_adjacency(edge_index) and self.flow != "source_to_target":
             raise ValueError(_SPARSE_FLOW_ERROR)
+        _check_low_precision(self, x)
         if self.normalize and self._cached_graph is not None:
             # PyG: the cached graph serves whatever graph is passed.
             x = _check_x(x, "GCNConv")
@@ -600,6 +621,7 @@ class SAGEConv(MessagePassingHooks, torch.nn.Module):
 
     def forward(self, x, edge_index: Tensor, edge_weight: Optional[Tensor] = None, size=None) -> Tensor:
         edge_weight, size = _split_size_argument(edge_weight, size)
+        _check_low_precision(self, x)
         m = _Messages(x, edge_index, edge_weight, size, self.flow, "SAGEConv")
         x_src = F.relu(self.lin(m.x_src)) if self.project else m.x_src
         if self.has_message_passing_hooks():

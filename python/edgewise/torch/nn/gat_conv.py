@@ -21,8 +21,8 @@ from .._spmm import CSR
 from . import functional
 from ._hooks import MessagePassingHooks, attention_message, reduction
 from .conv import (
-    _adjacency_edges, _adjacency_structures, _check_inputs, _checked_build, _glorot_, _is_lazy,
-    _is_sparse_adjacency, _kernel_dtype, _lazy_or_linear, _structures,
+    _adjacency_edges, _adjacency_structures, _check_inputs, _check_low_precision, _checked_build, _glorot_,
+    _is_lazy, _is_sparse_adjacency, _kernel_dtype, _lazy_or_linear, _structures,
 )
 
 
@@ -291,6 +291,7 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
         self, x: Tensor, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None,
         return_attention_weights: Optional[bool] = None,
     ):
+        _check_low_precision(self, x)
         inputs = _Inputs("GATConv", x, edge_index, size, self.add_self_loops)
         edge_index = inputs.edge_index
         H, C = self.heads, self.out_channels
@@ -403,6 +404,7 @@ class GATv2Conv(MessagePassingHooks, torch.nn.Module):
         self, x: Tensor, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None,
         return_attention_weights: Optional[bool] = None,
     ):
+        _check_low_precision(self, x)
         inputs = _Inputs("GATv2Conv", x, edge_index, size, self.add_self_loops)
         edge_index = inputs.edge_index
         H, C = self.heads, self.out_channels
