@@ -46,15 +46,6 @@ template <class T>
   return ::testing::AssertionSuccess();
 }
 
-template <class T>
-MatrixView<const T> cview(const Buffer<T>& b, int64_t rows, int64_t cols) {
-  return {b.data(), rows, cols, b.device()};
-}
-template <class T>
-MatrixView<T> mview(Buffer<T>& b, int64_t rows, int64_t cols) {
-  return {b.data(), rows, cols, b.device()};
-}
-
 // offsets [Ao, S + 1] (row-major), A batches of M output rows, C columns.
 template <class T>
 void check_csr(Device device, const std::vector<int64_t>& offsets, int64_t Ao, int64_t A, int64_t M, int64_t C,
@@ -67,7 +58,8 @@ void check_csr(Device device, const std::vector<int64_t>& offsets, int64_t Ao, i
   const auto d_values = to_device(values, device);
   const auto d_offsets = to_device(offsets, device);
   auto out = poisoned<T>(A * M * C, device);
-  gather_rows_csr<T>(cview(d_values, A * S, C), cview(d_offsets, Ao, S + 1), mview(out, A * M, C), A);
+  gather_rows_csr<T>(std::as_const(d_values).matrix(A * S, C), std::as_const(d_offsets).matrix(Ao, S + 1),
+                     out.matrix(A * M, C), A);
   EXPECT_TRUE(same_bits(out.to_host_vector(), reference::gather_rows_csr_ref(values, offsets, Ao, A, M, C)));
 }
 
@@ -83,7 +75,8 @@ void check_coo(Device device, const std::vector<I>& index, int64_t Ai, int64_t A
   const auto d_values = to_device(values, device);
   const auto d_index = to_device(index, device);
   auto out = poisoned<T>(A * E * C, device);
-  gather_rows_coo<T, I>(cview(d_values, A * S, C), cview(d_index, Ai, E), mview(out, A * E, C), A);
+  gather_rows_coo<T, I>(std::as_const(d_values).matrix(A * S, C), std::as_const(d_index).matrix(Ai, E),
+                        out.matrix(A * E, C), A);
   EXPECT_TRUE(same_bits(out.to_host_vector(), reference::gather_rows_coo_ref(values, index, Ai, A, S, C)));
 }
 
@@ -163,7 +156,8 @@ TEST_P(GatherRowsTest, LargeOutputsStreamedOrNot) {
   const auto d_values = to_device(values, device());
   const auto d_index = to_device(index, device());
   auto buffer = poisoned<float>(E * C + 1, device());
-  gather_rows_coo<float, int64_t>(cview(d_values, 5000, C), cview(d_index, 1, E), {buffer.data() + 1, E, C, device()});
+  gather_rows_coo<float, int64_t>(std::as_const(d_values).matrix(5000, C), std::as_const(d_index).matrix(1, E),
+                                  {buffer.data() + 1, E, C, device()});
   std::vector<float> got = buffer.to_host_vector();
   got.erase(got.begin());
   EXPECT_TRUE(same_bits(got, reference::gather_rows_coo_ref(values, index, 1, 1, 5000, C)));
@@ -245,8 +239,8 @@ TEST_P(GatherRowsTest, BadInputNamedOutputUntouched) {
   const std::vector<float> before = out.to_host_vector();
   auto csr = [&](std::vector<int64_t> off, int64_t Ao, int64_t A = 2) {
     const auto d_off = to_device(off, dev);
-    gather_rows_csr<float>(cview(values, 6, 2), cview(d_off, Ao, static_cast<int64_t>(off.size()) / Ao),
-                           mview(out, 8, 2), A);
+    gather_rows_csr<float>(std::as_const(values).matrix(6, 2),
+                           std::as_const(d_off).matrix(Ao, static_cast<int64_t>(off.size()) / Ao), out.matrix(8, 2), A);
   };
   expect_invalid([&] { csr({0, 1, 2, 5}, 1); }, "offsets[0, 3] (5) must lie in [offsets[0, 2] (2), 4]");
   expect_invalid([&] { csr({0, 2, 1, 3}, 1); }, "offsets[0, 2] (1) must lie in [offsets[0, 1] (2), 4]");
@@ -257,7 +251,8 @@ TEST_P(GatherRowsTest, BadInputNamedOutputUntouched) {
   expect_invalid([&] { csr({0, 1, 2, 3}, 1, -1); }, "batches (-1) must not be negative");
   auto coo = [&](std::vector<int32_t> index, int64_t Ai, int64_t E) {
     const auto d_index = to_device(index, dev);
-    gather_rows_coo<float, int32_t>(cview(values, 6, 2), cview(d_index, Ai, E), mview(out, 8, 2), 2);
+    gather_rows_coo<float, int32_t>(std::as_const(values).matrix(6, 2), std::as_const(d_index).matrix(Ai, E),
+                                    out.matrix(8, 2), 2);
   };
   expect_invalid([&] { coo({0, 1, 3, 2}, 1, 4); }, "gather_rows_coo: index[2] (3) must lie in [0, 3)");
   expect_invalid([&] { coo({0, 1, 2, 2, 0, 1, -1, 0}, 2, 4); }, "index[6] (-1) must lie in [0, 3)");
@@ -265,8 +260,12 @@ TEST_P(GatherRowsTest, BadInputNamedOutputUntouched) {
   // Outputs that overlap an input.
   auto shared = to_device(std::vector<float>(12, 0.0f), dev);
   const auto d_off = to_device(std::vector<int64_t>{0, 1, 2, 3}, dev);
-  expect_invalid([&] { gather_rows_csr<float>(cview(shared, 6, 2), cview(d_off, 1, 4), mview(shared, 6, 2), 2); },
-                 "out and values overlap");
+  expect_invalid(
+      [&] {
+        gather_rows_csr<float>(std::as_const(shared).matrix(6, 2), std::as_const(d_off).matrix(1, 4),
+                               shared.matrix(6, 2), 2);
+      },
+      "out and values overlap");
   EXPECT_TRUE(same_bits(out.to_host_vector(), before));
 }
 
@@ -283,7 +282,7 @@ TEST_P(GatherRowsTest, SameBitsAtAnyThreadCount) {
     Buffer<float> out = poisoned<float>(M * 16, Device::cpu());
     const auto v = to_device(values, Device::cpu());
     const auto o = to_device(offsets, Device::cpu());
-    gather_rows_csr<float>(cview(v, 1000, 16), cview(o, 1, 1001), mview(out, M, 16));
+    gather_rows_csr<float>(std::as_const(v).matrix(1000, 16), std::as_const(o).matrix(1, 1001), out.matrix(M, 16));
     omp_set_num_threads(saved);
     return out.to_host_vector();
   };

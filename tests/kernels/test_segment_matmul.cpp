@@ -5,6 +5,8 @@
 // zero-width products, poisoned outputs, bitwise reproducibility across thread counts,
 // and bad input (named, outputs untouched).
 #include <gtest/gtest.h>
+
+#include <utility>
 #include <omp.h>
 
 #include <array>
@@ -65,15 +67,6 @@ template <class T>
 }
 
 template <class T>
-MatrixView<const T> cview(const Buffer<T>& b, int64_t rows, int64_t cols) {
-  return {b.data(), rows, cols, b.device()};
-}
-template <class T>
-MatrixView<T> mview(Buffer<T>& b, int64_t rows, int64_t cols) {
-  return {b.data(), rows, cols, b.device()};
-}
-
-template <class T>
 void check_segments(Device device, const std::vector<int64_t>& lengths, int64_t K, int64_t M, uint64_t salt,
                     const std::string& label) {
   SCOPED_TRACE(label + " T=" + std::to_string(lengths.size()) + " K=" + std::to_string(K) + " M=" +
@@ -89,18 +82,20 @@ void check_segments(Device device, const std::vector<int64_t>& lengths, int64_t 
   const VectorView<const int64_t> pv(ptr.data(), static_cast<int64_t>(ptr.size()));
 
   auto out = poisoned<T>(N * M, device);
-  segment_matmul<T>(pv, cview(xd, N, K), cview(wd, types * K, M), mview(out, N, M), ctx);
+  segment_matmul<T>(pv, std::as_const(xd).matrix(N, K), std::as_const(wd).matrix(types * K, M), out.matrix(N, M), ctx);
   const auto fwd = reference::segment_matmul_ref(ptr, x, K, w, M, false);
   EXPECT_TRUE(matches(out.to_host_vector(), fwd)) << "forward";
 
   // transpose_weight: grad_x = grad @ weight[t]^T with weight read as [T*K, M] = [T*M', K'].
   auto gx = poisoned<T>(N * K, device);
-  segment_matmul<T>(pv, cview(gd, N, M), cview(wd, types * K, M), mview(gx, N, K), ctx, true);
+  segment_matmul<T>(pv, std::as_const(gd).matrix(N, M), std::as_const(wd).matrix(types * K, M), gx.matrix(N, K), ctx,
+                    true);
   const auto bwd = reference::segment_matmul_ref(ptr, g, M, w, K, true);
   EXPECT_TRUE(matches(gx.to_host_vector(), bwd)) << "transposed";
 
   auto gw = poisoned<T>(types * K * M, device);
-  segment_matmul_weight_grad<T>(pv, cview(xd, N, K), cview(gd, N, M), mview(gw, types * K, M), ctx);
+  segment_matmul_weight_grad<T>(pv, std::as_const(xd).matrix(N, K), std::as_const(gd).matrix(N, M),
+                                gw.matrix(types * K, M), ctx);
   const auto wref = reference::segment_matmul_weight_grad_ref(ptr, x, K, g, M);
   EXPECT_TRUE(matches(gw.to_host_vector(), wref)) << "weight grad";
 }
@@ -157,9 +152,10 @@ TEST_P(SegmentMatmulTest, EmptyInputs) {
   const VectorView<const int64_t> pv(ptr.data(), 3);
   Buffer<float> x(0, device()), g(0, device()), out(0, device());
   auto w = to_device(std::vector<float>(2 * 4 * 5, 1.0f), device());
-  segment_matmul<float>(pv, cview(x, 0, 4), cview(w, 8, 5), mview(out, 0, 5), ctx);
+  segment_matmul<float>(pv, std::as_const(x).matrix(0, 4), std::as_const(w).matrix(8, 5), out.matrix(0, 5), ctx);
   auto gw = poisoned<float>(2 * 4 * 5, device());
-  segment_matmul_weight_grad<float>(pv, cview(x, 0, 4), cview(g, 0, 5), mview(gw, 8, 5), ctx);
+  segment_matmul_weight_grad<float>(pv, std::as_const(x).matrix(0, 4), std::as_const(g).matrix(0, 5), gw.matrix(8, 5),
+                                    ctx);
   EXPECT_TRUE(equal_exactly(gw.to_host_vector(), std::vector<float>(40, 0.0f)));
 }
 
@@ -183,9 +179,9 @@ void check_grouped(Device device, MatmulTranspose tr, uint64_t salt) {
   std::vector<MatrixView<T>> ov;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const auto [m, n, k] = shapes[i];
-    av.push_back(tr.a ? cview(as[i], k, m) : cview(as[i], m, k));
-    bv.push_back(tr.b ? cview(bs[i], n, k) : cview(bs[i], k, n));
-    ov.push_back(mview(outs[i], m, n));
+    av.push_back(tr.a ? std::as_const(as[i]).matrix(k, m) : std::as_const(as[i]).matrix(m, k));
+    bv.push_back(tr.b ? std::as_const(bs[i]).matrix(n, k) : std::as_const(bs[i]).matrix(k, n));
+    ov.push_back(outs[i].matrix(m, n));
   }
   Context ctx(device);
   grouped_matmul<T>(av, bv, ov, ctx, tr);
