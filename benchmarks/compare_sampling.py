@@ -17,9 +17,12 @@ Cases (default shape: ogbn-products, 2.45M nodes, 59.7M edges, 100 float feature
 - model: a 3-layer GraphSAGE (mean, 256 hidden) trained on ``--model-batches``
   batches (forward, backward, Adam), seconds per batch and the epoch it implies,
   split into waiting for batches and the model. Edgewise's layers get the per-layer
-  bipartite graphs PyG's trim_to_layer gives, DGL's its blocks; Edgewise's loader
-  samples with --model-threads threads meanwhile (the cores are shared), DGL's
-  DataLoader in the training thread (num_workers=0).
+  bipartite graphs PyG's trim_to_layer gives, DGL's its blocks. Both sample only
+  while the training loop waits for a batch: DGL's DataLoader in the training thread
+  (num_workers=0), Edgewise's loader with overlap=False and --threads threads. With
+  --model-overlap Edgewise's loader samples beside the model instead, with
+  --model-threads threads (on a host whose cores torch's threads already fill, that
+  stalls torch's parallel regions).
 
 Every case prints its time, throughput and peak resident memory (VmHWM after a
 reset); --json writes the records. Threads: --threads for both (default 2).
@@ -135,9 +138,9 @@ def edgewise_side(o, directory, num_nodes):
         torch.manual_seed(0)
         model = _sage(torch, a["x"].shape[1], o.hidden, o.classes, lambda i, j: _EwSage(ewnn, i, j))
         opt = torch.optim.Adam(model.parameters(), lr=0.003)
-        # While the model trains, fewer sampling threads: both share the cores.
         train_loader = NeighborLoader(data, num_neighbors=fanouts, input_nodes=seeds, batch_size=o.batch_size,
-                                      shuffle=True, num_threads=o.model_threads, prefetch=o.prefetch, seed=0)
+                                      shuffle=True, num_threads=o.model_threads if o.model_overlap else o.threads,
+                                      prefetch=o.prefetch, seed=0, overlap=o.model_overlap)
         _reset_peak_rss()
         wait = compute = 0.0
         done = 0
@@ -306,8 +309,10 @@ def main(argv=None):
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--prefetch", type=int, default=4, help="Edgewise: batches prepared ahead")
+    p.add_argument("--model-overlap", action="store_true",
+                   help="Edgewise: sample beside the model (overlap=True) rather than while the loop waits")
     p.add_argument("--model-threads", type=int, default=None,
-                   help="Edgewise: sampling threads while the model trains (default: the loader's default)")
+                   help="Edgewise, with --model-overlap: sampling threads beside the model (default: the loader's)")
     p.add_argument("--json", help="write the records here")
     o = p.parse_args(argv)
     if o.model_threads is None:

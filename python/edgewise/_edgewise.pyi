@@ -144,6 +144,10 @@ class Graph:
         """
         Source node of each CSR edge [E] (int32).
         """
+    def transposed(self) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.int32], numpy.typing.NDArray[numpy.int64]]:
+        """
+        The CSR by source (offsets [N+1], destinations [E] int32, and edge_ids [E]: the CSR position (order of sources()) of each transposed edge), built on first use.
+        """
     def with_edge_attr(self, edge_attr: typing.Any) -> Graph:
         """
         This graph carrying edge features edge_attr [E, D] (or [E]) float32, given in edge_index order; they are kept in CSR order (row k belongs to CSR edge k). Non-finite values raise ValueError.
@@ -297,12 +301,13 @@ class BatchPipeline:
     BatchPipeline(graph, num_neighbors, input_nodes, input_time=None, node_tables=[],
     edge_tables=[], replace=False, directed=True, disjoint=False,
     temporal_strategy='uniform', batch_size=1, shuffle=False, drop_last=False, seed=0,
-    num_threads=1, queue_depth=4). start_epoch(epoch); next() -> dict (the sample as in
+    num_threads=1, queue_depth=4, overlap=True). overlap=False: threads sample only while
+    next() waits (a consumer whose threads take every core). start_epoch(epoch); next() -> dict (the sample as in
     HopSampler.sample, plus index, input_id, edge_index [2, m] (row over col), node_rows /
     edge_rows: each table's rows of node / edge, as DLPack capsules) or None at the
     epoch's end; stop().
     """
-    def __init__(self, graph: CscGraph, num_neighbors: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], input_nodes: typing.Any, input_time: typing.Any = None, node_tables: list = [], edge_tables: list = [], replace: bool = False, directed: bool = True, disjoint: bool = False, temporal_strategy: str = 'uniform', batch_size: typing.SupportsInt | typing.SupportsIndex = 1, shuffle: bool = False, drop_last: bool = False, seed: typing.SupportsInt | typing.SupportsIndex = 0, num_threads: typing.SupportsInt | typing.SupportsIndex = 1, queue_depth: typing.SupportsInt | typing.SupportsIndex = 4) -> None:
+    def __init__(self, graph: CscGraph, num_neighbors: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], input_nodes: typing.Any, input_time: typing.Any = None, node_tables: list = [], edge_tables: list = [], replace: bool = False, directed: bool = True, disjoint: bool = False, temporal_strategy: str = 'uniform', batch_size: typing.SupportsInt | typing.SupportsIndex = 1, shuffle: bool = False, drop_last: bool = False, seed: typing.SupportsInt | typing.SupportsIndex = 0, num_threads: typing.SupportsInt | typing.SupportsIndex = 1, queue_depth: typing.SupportsInt | typing.SupportsIndex = 4, overlap: bool = True) -> None:
         ...
     def next(self) -> typing.Any:
         ...

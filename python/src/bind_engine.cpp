@@ -109,6 +109,15 @@ Bad input raises ValueError naming the argument and position.)doc")
            "Source node of each CSR edge [E] (int32).")
       .def("edge_ids", [](const Graph& g) { return to_numpy(g.edge_ids().to_host_vector()); },
            "Input position of each CSR edge [E] (the sort permutation).")
+      .def(
+          "transposed",
+          [](const Graph& g) {
+            const gnn::TransposedCsr& t = g.transposed();
+            return py::make_tuple(to_numpy(t.offsets.to_host_vector()), to_numpy(t.destinations.to_host_vector()),
+                                  to_numpy(t.edge_ids.to_host_vector()));
+          },
+          "The CSR by source (offsets [N+1], destinations [E] int32, and edge_ids [E]: the CSR position "
+          "(order of sources()) of each transposed edge), built on first use.")
       .def("in_degree", [](const Graph& g) { return to_numpy(g.in_degree().to_host_vector()); },
            "Number of edges into each node [N] (int64).")
       .def("find_edges", &find_edges_py, py::arg("src"), py::arg("dst"),

@@ -238,7 +238,8 @@ num_sampled_nodes / num_sampled_edges. A pure function of its arguments.)doc")
 BatchPipeline(graph, num_neighbors, input_nodes, input_time=None, node_tables=[],
 edge_tables=[], replace=False, directed=True, disjoint=False,
 temporal_strategy='uniform', batch_size=1, shuffle=False, drop_last=False, seed=0,
-num_threads=1, queue_depth=4). start_epoch(epoch); next() -> dict (the sample as in
+num_threads=1, queue_depth=4, overlap=True). overlap=False: threads sample only while
+next() waits (a consumer whose threads take every core). start_epoch(epoch); next() -> dict (the sample as in
 HopSampler.sample, plus index, input_id, edge_index [2, m] (row over col), node_rows /
 edge_rows: each table's rows of node / edge, as DLPack capsules) or None at the
 epoch's end; stop().)doc")
@@ -246,7 +247,7 @@ epoch's end; stop().)doc")
                        const py::object& input_time, const py::list& node_tables, const py::list& edge_tables,
                        bool replace, bool directed, bool disjoint, const std::string& temporal_strategy,
                        int64_t batch_size, bool shuffle, bool drop_last, uint64_t seed, int num_threads,
-                       int queue_depth) {
+                       int queue_depth, bool overlap) {
              constexpr const char* kOp = "BatchPipeline";
              auto out = std::make_unique<PyBatchPipeline>();
              auto nodes = row_tables(node_tables, kOp, "node_tables", out->node_tables);
@@ -258,6 +259,7 @@ epoch's end; stop().)doc")
              o.seed = seed;
              o.num_threads = num_threads;
              o.queue_depth = queue_depth;
+             o.overlap = overlap;
              o.edge_index = true;
              out->disjoint = disjoint;
              out->pipeline = std::make_unique<BatchPipeline>(
@@ -270,7 +272,7 @@ epoch's end; stop().)doc")
            py::arg("node_tables") = py::list(), py::arg("edge_tables") = py::list(), py::arg("replace") = false,
            py::arg("directed") = true, py::arg("disjoint") = false, py::arg("temporal_strategy") = "uniform",
            py::arg("batch_size") = 1, py::arg("shuffle") = false, py::arg("drop_last") = false, py::arg("seed") = 0,
-           py::arg("num_threads") = 1, py::arg("queue_depth") = 4)
+           py::arg("num_threads") = 1, py::arg("queue_depth") = 4, py::arg("overlap") = true)
       .def_property_readonly("num_batches", [](const PyBatchPipeline& p) { return p.pipeline->num_batches(); })
       .def("start_epoch",
            [](PyBatchPipeline& p, uint64_t epoch) {

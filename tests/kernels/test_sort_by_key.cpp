@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <typeinfo>
 
 #include "edgewise/kernels/common/check.hpp"
@@ -169,6 +171,26 @@ TEST_P(SortByKeyTest, ExtremesAndDegenerateInputs) {
   std::vector<uint32_t> descending(3000);
   for (uint32_t i = 0; i < 3000; ++i) descending[i] = 3000 - i / 2;
   expect_matches_reference(device(), descending, "descending pairs");
+}
+
+TEST_P(SortByKeyTest, InputAlreadyInOrderAndOneDescentAway) {
+  // In order already: the identity (the scan that sees this skips every pass); one key
+  // out of place anywhere, a chunk boundary of the scan included, must still sort.
+  auto rng = rng_for(21);
+  for (int64_t n : {int64_t{2}, int64_t{1000}, int64_t{200003}}) {
+    std::vector<int64_t> keys = uniform_keys<int64_t>(rng, n, -5000, 5000);
+    std::sort(keys.begin(), keys.end());
+    const auto in_order = run_sort(device(), keys);
+    std::vector<int64_t> identity(static_cast<size_t>(n));
+    std::iota(identity.begin(), identity.end(), int64_t{0});
+    EXPECT_TRUE(equal_exactly(in_order.permutation, identity)) << "n=" << n << ": sorted input, the identity";
+    EXPECT_TRUE(equal_exactly(in_order.keys, keys));
+    for (int64_t at : {n - 1, n / 2, int64_t{1}}) {
+      std::vector<int64_t> off = keys;
+      off[static_cast<size_t>(at)] = off[static_cast<size_t>(at - 1)] - 1;
+      expect_matches_reference(device(), off, "one descent at " + std::to_string(at));
+    }
+  }
 }
 
 template <class V>

@@ -141,17 +141,19 @@ def test_random_samples_are_valid(replace, disjoint):
     assert sorted(seen) == list(range(N))
 
 
-def test_same_seed_gives_the_same_batches_at_one_and_two_threads():
+def test_same_seed_gives_the_same_batches_at_one_and_two_threads_overlapped_or_not():
     data = _graph(3)
     runs = []
-    for threads in (1, 2):
+    for threads, overlap in ((1, True), (2, True), (2, False)):
         loader = NeighborLoader(data, num_neighbors=[5, 5], batch_size=10, shuffle=True, seed=11,
-                                num_threads=threads, prefetch=1)
+                                num_threads=threads, prefetch=1, overlap=overlap)
         runs.append([(b.n_id.clone(), b.e_id.clone(), b.input_id.clone()) for b in loader])
         second = [b.input_id.clone() for b in loader]  # the next epoch: another order
         assert any(not torch.equal(a, b[2]) for a, b in zip(second, runs[-1]))
-    for (n1, e1, i1), (n2, e2, i2) in zip(*runs):
-        assert torch.equal(n1, n2) and torch.equal(e1, e2) and torch.equal(i1, i2)
+    for other in runs[1:]:
+        assert len(other) == len(runs[0])
+        for (n1, e1, i1), (n2, e2, i2) in zip(runs[0], other):
+            assert torch.equal(n1, n2) and torch.equal(e1, e2) and torch.equal(i1, i2)
 
 
 def test_weighted_sampling_never_takes_zero_weights_and_follows_the_weights():
@@ -281,6 +283,7 @@ def test_breaking_early_and_starting_again_is_clean():
     (dict(num_neighbors=[2], weight_attr="missing"), "weight_attr 'missing'"),
     (dict(num_neighbors=[2], batch_size=0), "batch_size"),
     (dict(num_neighbors=[2], num_threads=0), "num_threads"),
+    (dict(num_neighbors=[2], overlap="no"), "overlap"),
     (dict(num_neighbors=[2], subgraph_type="bidirectional"), "subgraph_type"),
     (dict(num_neighbors=[2], temporal_strategy="newest"), "temporal_strategy"),
     (dict(num_neighbors=[2], input_time=torch.tensor([1])), "input_time"),

@@ -161,6 +161,53 @@ def test_sageconv_matches_pyg_and_reference(kwargs):
     check_same(layer, lambda xx: layer(xx, ei), x, list(ref.parameters()), lambda xx: ref_sage(ref, xx, ei))
 
 
+@pytest.mark.parametrize("aggr", ["mean", "sum"])
+@pytest.mark.parametrize("leaf", [True, False])
+def test_sageconv_trimmed_pair_shares_one_gradient(aggr, leaf, monkeypatch):
+    # (h, h[:n_dst]), as PyG's trimmed layers pass it: the fused op serves both reads,
+    # and the gradients equal those of an independent copy of the slice (and PyG's).
+    from edgewise.torch import _spmm_ops
+    calls = []
+    fused = _spmm_ops.spmm_and_rows
+    monkeypatch.setattr(_spmm_ops, "spmm_and_rows", lambda *a: calls.append(a[-1]) or fused(*a))
+    gen = torch.Generator().manual_seed(3)
+    n_src, n_dst = 30, 12
+    ei = torch.stack([torch.randint(0, n_src, (90,), generator=gen), torch.randint(0, n_dst, (90,), generator=gen)])
+    ei[:, :3] = torch.tensor([[0, 0, 11], [0, 0, 11]])  # a duplicate edge and self loops
+    base = torch.randn(n_src, 5, dtype=torch.float64, generator=gen)
+    torch.manual_seed(0)
+    layer = ewnn.SAGEConv(5, 4, aggr=aggr).double()
+
+    def run(split):
+        x = base.clone().requires_grad_()
+        h = x if leaf else (x * 1.5).tanh()
+        out = layer((h, split(h)), ei, size=(n_src, n_dst))
+        (out * torch.arange(out.numel(), dtype=out.dtype).view_as(out).sin()).sum().backward()
+        grads = [x.grad] + [p.grad.clone() for p in layer.parameters()]
+        layer.zero_grad()
+        return out.detach(), grads
+
+    out, grads = run(lambda h: h[:n_dst])
+    assert calls == [n_dst]
+    ref_out, ref_grads = run(lambda h: h[:n_dst].clone())
+    assert calls == [n_dst]  # a copy is not x_src's rows: the plain path
+    torch.testing.assert_close(out, ref_out, rtol=1e-12, atol=1e-12)
+    for got, want in zip(grads, ref_grads):
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+    if pyg_nn is not None:
+        pyg = pyg_nn.SAGEConv(5, 4, aggr=aggr).double()
+        pyg.load_state_dict(layer.state_dict())
+        x = base.clone().requires_grad_()
+        h = x if leaf else (x * 1.5).tanh()
+        pyg_out = pyg((h, h[:n_dst]), ei, size=(n_src, n_dst))
+        (pyg_out * torch.arange(pyg_out.numel(), dtype=pyg_out.dtype).view_as(pyg_out).sin()).sum().backward()
+        torch.testing.assert_close(out, pyg_out.detach(), rtol=1e-10, atol=1e-10)
+        torch.testing.assert_close(grads[0], x.grad, rtol=1e-10, atol=1e-10)
+    layer_x = base[:, :3].clone().requires_grad_()
+    small = ewnn.SAGEConv(3, 2, aggr=aggr).double()
+    assert torch.autograd.gradcheck(lambda t: small((t, t[:n_dst]), ei, size=(n_src, n_dst)), (layer_x,))
+
+
 @pytest.mark.parametrize("train_eps", [False, True])
 def test_ginconv_matches_pyg_and_reference(train_eps):
     x, ei, _ = graph(6)

@@ -158,8 +158,12 @@ void BatchPipeline::work() {
     int64_t b;
     {
       std::unique_lock<std::mutex> lock(mutex_);
+      // Without overlap, one batch per thread from the one the consumer waits for, so a
+      // thread that finishes before the consumer wakes does not start another.
       space_cv_.wait(lock, [&] {
-        return stopping_ || next_to_make_ >= num_batches_ || next_to_make_ <= next_to_hand_ + options_.queue_depth;
+        return stopping_ || next_to_make_ >= num_batches_ ||
+               (options_.overlap ? next_to_make_ <= next_to_hand_ + options_.queue_depth
+                                 : consumer_waiting_ && next_to_make_ < next_to_hand_ + options_.num_threads);
       });
       if (stopping_ || next_to_make_ >= num_batches_) break;
       b = next_to_make_++;
@@ -213,8 +217,14 @@ BatchPipeline::Next BatchPipeline::next(SampledBatch& out, std::chrono::millisec
   std::unique_lock<std::mutex> lock(mutex_);
   if (next_to_hand_ >= num_batches_ || threads_.empty()) return Next::End;
   const int64_t b = next_to_hand_;
-  const bool arrived =
-      ready_cv_.wait_for(lock, timeout, [&] { return ready_.count(b) != 0 || failed_.count(b) != 0; });
+  const auto has_arrived = [&] { return ready_.count(b) != 0 || failed_.count(b) != 0; };
+  bool arrived = has_arrived();
+  if (!arrived) {
+    consumer_waiting_ = true;
+    if (!options_.overlap) space_cv_.notify_all();
+    arrived = ready_cv_.wait_for(lock, timeout, has_arrived);
+    consumer_waiting_ = false;
+  }
   if (!arrived) return Next::Timeout;
   if (auto f = failed_.find(b); f != failed_.end()) {
     const std::exception_ptr error = f->second;

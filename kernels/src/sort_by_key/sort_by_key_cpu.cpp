@@ -1,6 +1,7 @@
 // sort_by_key CPU driver: parallel radix sort (OpenMP), stable.
 //
-// One pass finds the key bits that vary (OR and AND of all keys); only those are
+// One pass finds the key bits that vary (OR and AND of all keys) and whether the keys
+// are already in order (then the permutation is the identity, no pass runs); only those are
 // sorted, in as few digits of at most kMaxDigitBits bits as possible, so node ids
 // below 2^20 take two digits whatever their type. When the varying bits and an
 // index fit together in 64 bits (graph ids and up to billions of edges), each item
@@ -390,14 +391,17 @@ void radix_sort(const K* keys, int64_t n, const Sink& sink, Context& ctx) {
   if (n == 0) return;
   const int threads = n < kSerialBelow ? 1 : omp_get_max_threads();
   uint64_t or_all = 0, and_all = ~uint64_t{0};
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(| : or_all) reduction(& : and_all)
+  int descents = 0;  // keys already in order (a sampler's edges by destination) keep it
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(| : or_all) reduction(& : and_all) \
+    reduction(| : descents)
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t bits = KeyBits<K>::ordered(keys[i]);
     or_all |= bits;
     and_all &= bits;
+    descents |= i > 0 && KeyBits<K>::ordered(keys[i - 1]) > bits;
   }
   const BitRange range = varying_bits(or_all, and_all);
-  if (range.bits() == 0) {  // all keys equal (or one key): the identity permutation
+  if (range.bits() == 0 || descents == 0) {  // in order already (or one key): the identity permutation
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t i = 0; i < n; ++i) sink.put(i, keys[i], i);
     return;

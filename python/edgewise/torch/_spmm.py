@@ -127,6 +127,22 @@ def spmm_csr(csr: CSR, x: Tensor, weight_csr: Optional[Tensor] = None, reduce: s
     return out.squeeze(1) if one_d else out
 
 
+def spmm_csr_and_rows(csr: CSR, x: Tensor, weight_csr: Optional[Tensor], reduce: str, rows: int):
+    """(spmm_csr(csr, x, weight_csr, reduce), x[:rows]) with one gradient tensor for x:
+    for a layer reading both (a bipartite layer whose targets are x's first rows).
+    x: [N, C] float32 / float64; reduce sum or mean."""
+    op = "spmm"
+    x = check_features(x, "x", op)
+    if x.dim() != 2 or x.size(0) != csr.num_sources or not 0 <= rows <= x.size(0):
+        raise ValueError(f"{op}: x must be [N, C] with N = {csr.num_sources} source nodes and rows <= N "
+                         f"(got shape {tuple(x.shape)}, rows {rows})")
+    if weight_csr is not None:
+        weight_csr = check_edge_weight(weight_csr, csr.num_edges, x, op)
+    return _spmm_ops.spmm_and_rows(csr.offsets, csr.sources, x.contiguous(), weight_csr, csr.t_offsets,
+                                   csr.t_targets, csr.t_edge_ids, _checks.reduce_name(reduce, ("sum", "mean"), op),
+                                   rows)
+
+
 def spmm(
     edge_index_or_csr, x: Tensor, edge_weight: Optional[Tensor] = None, reduce: str = "sum",
     num_nodes: Optional[int] = None,

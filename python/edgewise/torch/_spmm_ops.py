@@ -46,17 +46,10 @@ def csr_from_edge_index(
     t_edge_ids: CSR position of each transposed edge."""
     # Built on the host (once per graph; the Graph binding takes NumPy), then moved.
     ei = edge_index.detach().cpu().contiguous().numpy()
-    by_dst = _bridge._edgewise.Graph(ei, num_nodes)
-    by_src = _bridge._edgewise.Graph(ei[::-1], num_nodes)
-    offsets, sources, edge_ids = (_bridge.from_engine(a) for a in (by_dst.offsets(), by_dst.sources(), by_dst.edge_ids()))
-    t_offsets, t_targets, t_input_ids = (
-        _bridge.from_engine(a) for a in (by_src.offsets(), by_src.sources(), by_src.edge_ids())
-    )
-    csr_position = torch.empty_like(edge_ids)
-    csr_position[edge_ids] = torch.arange(edge_ids.numel(), dtype=edge_ids.dtype)
-    t_edge_ids = csr_position[t_input_ids]
+    graph = _bridge._edgewise.Graph(ei, num_nodes)
+    parts = (graph.offsets(), graph.sources(), graph.edge_ids(), *graph.transposed())
     device = edge_index.device
-    return tuple(t.to(device) for t in (offsets, sources, edge_ids, t_offsets, t_targets, t_edge_ids))
+    return tuple(_bridge.from_engine(a).to(device) for a in parts)
 
 
 @csr_from_edge_index.register_fake
@@ -190,6 +183,56 @@ def _spmm_backward(ctx, grad):
 
 
 spmm.register_autograd(_spmm_backward, setup_context=_spmm_setup)
+
+
+@torch.library.custom_op("edgewise::spmm_and_rows", mutates_args=())
+def spmm_and_rows(
+    offsets: Tensor,
+    indices: Tensor,
+    x: Tensor,
+    weight: Optional[Tensor],
+    t_offsets: Tensor,
+    t_indices: Tensor,
+    t_edge_ids: Tensor,
+    reduce: str,
+    rows: int,
+) -> Tuple[Tensor, Tensor]:
+    """(spmm sum / mean of x, a copy of x[:rows]). For a layer that also reads the
+    first rows of its input (a bipartite layer's targets, PyG's trimmed x[:n_dst]):
+    the backward writes both gradients into one [N, C] tensor, where the slice and the
+    spmm would each give one and autograd would add them."""
+    if reduce not in _SUM_MEAN:
+        raise ValueError(f"spmm_and_rows: reduce must be sum or mean (got {reduce!r})")
+    return spmm(offsets, indices, x, weight, t_offsets, t_indices, t_edge_ids, reduce), x[:rows].clone()
+
+
+@spmm_and_rows.register_fake
+def _(offsets, indices, x, weight, t_offsets, t_indices, t_edge_ids, reduce, rows):
+    return x.new_empty((offsets.size(0) - 1, x.size(1))), x.new_empty((rows, x.size(1)))
+
+
+def _spmm_and_rows_setup(ctx, inputs, output):
+    offsets, indices, x, weight, t_offsets, t_indices, t_edge_ids, reduce, rows = inputs
+    ctx.reduce, ctx.rows, ctx.has_weight = reduce, rows, weight is not None
+    ctx.save_for_backward(offsets, indices, x if ctx.has_weight else None, weight, t_offsets, t_indices, t_edge_ids)
+
+
+def _spmm_and_rows_backward(ctx, grad, grad_rows):
+    offsets, indices, x, weight, t_offsets, t_indices, t_edge_ids = ctx.saved_tensors
+    grad_x = grad_w = None
+    if ctx.needs_input_grad[2]:
+        if grad is None:
+            grad_x = grad_rows.new_zeros((t_offsets.size(0) - 1, grad_rows.size(1)))
+        else:
+            grad_x = spmm_backward_x(t_offsets, t_indices, t_edge_ids, grad.contiguous(), weight, offsets, ctx.reduce)
+        if grad_rows is not None:
+            grad_x[: ctx.rows] += grad_rows
+    if ctx.has_weight and ctx.needs_input_grad[3] and grad is not None:
+        grad_w = spmm_backward_weight(offsets, indices, x, grad.contiguous(), ctx.reduce, None)
+    return None, None, grad_x, grad_w, None, None, None, None, None
+
+
+spmm_and_rows.register_autograd(_spmm_and_rows_backward, setup_context=_spmm_and_rows_setup)
 
 
 @torch.library.custom_op("edgewise::spmm_arg", mutates_args=())

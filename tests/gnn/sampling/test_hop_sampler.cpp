@@ -14,6 +14,8 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "edgewise/gnn/sampling/batch_pipeline.hpp"
 #include "edgewise/gnn/sampling/csc_graph.hpp"
@@ -475,6 +477,55 @@ TEST(BatchPipeline, BatchesAreTheSameAtAnyThreadCountAndDifferPerEpoch) {
       EXPECT_EQ(runs[r][b].subgraph.node, runs[0][b].subgraph.node);
       EXPECT_EQ(runs[r][b].subgraph.edge, runs[0][b].subgraph.edge);
     }
+  }
+}
+
+TEST(BatchPipeline, WithoutOverlapNothingIsSampledUntilTheConsumerWaits) {
+  const Coo g = random_graph(400, 6000, 10);
+  const auto csc = csc_of(g);
+  std::vector<int64_t> inputs(120);
+  std::iota(inputs.begin(), inputs.end(), 0);
+  std::vector<std::vector<SampledBatch>> runs;
+  for (bool overlap : {true, false}) {
+    Features f(g.n);
+    BatchPipelineOptions o;
+    o.batch_size = 16;
+    o.shuffle = true;
+    o.seed = 5;
+    o.num_threads = 2;
+    o.overlap = overlap;
+    BatchPipeline p(csc, hops({5, 3}), inputs, {}, {f.table(g.n)}, {}, o);
+    std::vector<SampledBatch> batches;
+    if (overlap) {
+      batches = run_epoch(p, 2);
+    } else {
+      // The threads stay idle until next() waits, however long the consumer is away: a
+      // table changed meanwhile is what every batch gathers.
+      p.start_epoch(2);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      for (float& v : f.x) v += 1000.0f;
+      SampledBatch b;
+      for (;;) {
+        const auto got = p.next(b, std::chrono::milliseconds(1000));
+        if (got == BatchPipeline::Next::End) break;
+        if (got == BatchPipeline::Next::Batch) batches.push_back(std::move(b));
+      }
+      for (const SampledBatch& batch : batches) {
+        const float* rows = reinterpret_cast<const float*>(batch.node_rows[0]->data);
+        for (size_t i = 0; i < batch.subgraph.node.size(); ++i) {
+          ASSERT_EQ(rows[3 * i], float(batch.subgraph.node[i]) + 1000.0f) << "batch " << batch.index;
+        }
+      }
+    }
+    runs.push_back(std::move(batches));
+  }
+  ASSERT_EQ(runs[0].size(), 8u);
+  ASSERT_EQ(runs[1].size(), runs[0].size());
+  for (size_t b = 0; b < runs[0].size(); ++b) {
+    EXPECT_EQ(runs[1][b].index, static_cast<int64_t>(b));
+    EXPECT_EQ(runs[1][b].input_id, runs[0][b].input_id);
+    EXPECT_EQ(runs[1][b].subgraph.node, runs[0][b].subgraph.node);
+    EXPECT_EQ(runs[1][b].subgraph.edge, runs[0][b].subgraph.edge);
   }
 }
 

@@ -38,7 +38,9 @@ class NeighborLoader:
 
     Batches are sampled and their rows gathered by ``num_threads`` native threads,
     at most ``prefetch`` batches ahead, without the GIL; the tensors are handed to
-    torch without copies. ``seed`` (default: drawn from torch's generator when the
+    torch without copies. ``overlap=False`` lets them sample only while the loop waits
+    for a batch: right when the model trains on the CPU with torch's threads on every
+    core, where sampling beside it stalls each of torch's parallel regions. ``seed`` (default: drawn from torch's generator when the
     loader is made) fixes every epoch: epoch ``e`` of a loader is the same for any
     thread count. Bad arguments raise ``ValueError`` naming them before any thread
     starts; a batch that fails raises in the loop, in its turn.
@@ -56,7 +58,8 @@ class NeighborLoader:
                  temporal_strategy: str = "uniform", time_attr: Optional[str] = None,
                  weight_attr: Optional[str] = None, transform: Optional[Callable] = None, batch_size: int = 1,
                  shuffle: bool = False, drop_last: bool = False, num_threads: Optional[int] = None,
-                 prefetch: int = 4, seed: Optional[int] = None, directed: bool = True, **kwargs: Any) -> None:
+                 prefetch: int = 4, seed: Optional[int] = None, directed: bool = True, overlap: bool = True,
+                 **kwargs: Any) -> None:
         op = type(self).__name__
         unknown = [k for k in kwargs if k not in _IGNORED_LOADER_ARGS]
         if unknown:
@@ -82,6 +85,9 @@ class NeighborLoader:
         if self.disjoint and subgraph_type == "induced":
             raise ValueError(f"{op}: subgraph_type 'induced' with disjoint subgraphs is not supported")
         set_batching_args(self, op, batch_size, shuffle, drop_last, transform, num_threads, prefetch, seed)
+        if not isinstance(overlap, bool):
+            raise ValueError(f"{op}: overlap must be True or False (got {overlap!r})")
+        self.overlap = overlap
         self.input_nodes = check_input_nodes(op, input_nodes, self.source.num_nodes, allow_repeats=self.disjoint)
         self.input_time = self._check_input_time(input_time)
         self.graph = self.source.csc(weight_attr, time_attr, sort_by_time=temporal_strategy == "last")
@@ -110,7 +116,7 @@ class NeighborLoader:
                 directed=self.subgraph_type != "induced", disjoint=self.disjoint,
                 temporal_strategy=self.temporal_strategy, batch_size=self.batch_size, shuffle=self.shuffle,
                 drop_last=self.drop_last, seed=self.seed, num_threads=self.num_threads,
-                queue_depth=self.prefetch)
+                queue_depth=self.prefetch, overlap=self.overlap)
         except ValueError as error:
             raise ValueError(f"{self.op}: {str(error).split(': ', 1)[-1]}") from None
 

@@ -15,7 +15,7 @@ from torch import Tensor
 
 from .. import _checks
 from .._segment_csr import segment_csr
-from .._spmm import CSR, check_edge_weight, check_features, spmm_csr
+from .._spmm import CSR, check_edge_weight, check_features, spmm_csr, spmm_csr_and_rows
 from ._graph_cache import ContentGraphCache, GraphCache
 from ._hooks import MessagePassingHooks, gather_message, reduction
 
@@ -629,11 +629,17 @@ class SAGEConv(MessagePassingHooks, torch.nn.Module):
                          lambda messages, index, dim_size: self.aggr_module(messages, index, dim_size=dim_size, dim=-2))
             out = self.lin_l(_hooked(self, edge_index, size, m, x_src, aggregate, self.aggr, self.aggr_module))
         elif self.aggr_module is None:
-            out = self.lin_l(_aggregate(m.csr, x_src, m.weight, self.aggr))
+            rows = _leading_rows(m.root, x_src) if self.root_weight and self.aggr in ("mean", "sum", "add") else None
+            if rows is None:
+                out = self.lin_l(_aggregate(m.csr, x_src, m.weight, self.aggr))
+            else:
+                aggregated, root = spmm_csr_and_rows(m.csr, x_src, m.weight, self.aggr, rows)
+                out = _add_linear(self.lin_l(aggregated), self.lin_r, root, inplace=_unobserved(self.lin_l))
+                return F.normalize(out, p=2.0, dim=-1) if self.normalize else out
         else:
             out = self.lin_l(_module_aggregate(self.aggr_module, m, x_src))
         if self.root_weight and m.root is not None:
-            out = _add_linear(out, self.lin_r, m.root)
+            out = _add_linear(out, self.lin_r, m.root, inplace=_unobserved(self.lin_l))
         if self.normalize:
             out = F.normalize(out, p=2.0, dim=-1)
         return out
@@ -642,12 +648,40 @@ class SAGEConv(MessagePassingHooks, torch.nn.Module):
         return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, aggr={self.aggr})"
 
 
-def _add_linear(out: Tensor, lin: torch.nn.Module, x: Tensor) -> Tensor:
+def _add_linear(out: Tensor, lin: torch.nn.Module, x: Tensor, inplace: bool = False) -> Tensor:
     """out + lin(x) for a bias-free linear layer: one GEMM accumulating into out
-    (addmm) rather than a product and an add, each a fresh [N, C] tensor."""
+    (addmm) rather than a product and an add, each a fresh [N, C] tensor. inplace:
+    out is a fresh result nothing else holds, so the GEMM accumulates into its pages
+    (autograd allows it: a linear layer's backward does not read its output)."""
     if type(lin) is torch.nn.Linear and lin.bias is None and out.dim() == 2 and x.dim() == 2:
+        if inplace and out.dtype == x.dtype == lin.weight.dtype and not torch.is_autocast_enabled():
+            return out.addmm_(x, lin.weight.t())
         return torch.addmm(out, x, lin.weight.t())
     return out + lin(x)
+
+
+def _leading_rows(x_dst: Optional[Tensor], x_src: Tensor) -> Optional[int]:
+    """n when x_dst is x_src[:n] sliced under autograd (PyG's trimmed bipartite input
+    (x, x[:n_dst])), so one gradient tensor can serve both; else None."""
+    if (x_dst is None or not x_src.requires_grad or torch.compiler.is_compiling() or x_src.dim() != 2
+            or x_src.dtype not in (torch.float32, torch.float64) or not x_src.is_contiguous()):
+        return None
+    node = x_dst.grad_fn
+    if (node is None or node.name() != "SliceBackward0" or x_dst.dtype != x_src.dtype or x_dst.dim() != 2
+            or x_dst.size(1) != x_src.size(1) or x_dst.size(0) > x_src.size(0) or x_dst.stride() != x_src.stride()
+            or x_dst.data_ptr() != x_src.data_ptr()):
+        return None
+    parent = node.next_functions[0][0]
+    if parent is None or not (parent is x_src.grad_fn or getattr(parent, "variable", None) is x_src):
+        return None
+    return x_dst.size(0)
+
+
+def _unobserved(module: torch.nn.Module) -> bool:
+    """Whether module's output reaches only its caller: no forward hook (its own or a
+    global one) could have kept it."""
+    from torch.nn.modules import module as module_hooks
+    return not (module._forward_hooks or module_hooks._global_forward_hooks)
 
 
 class GINConv(MessagePassingHooks, torch.nn.Module):

@@ -75,6 +75,10 @@ struct BatchPipelineOptions {
   int num_threads = 1;   // sampling threads
   int queue_depth = 4;   // batches sampled ahead of the consumer, at most
   bool edge_index = false;  // also deliver SampledBatch::edge_index
+  // false: threads start a batch only while the consumer waits in next(). For a
+  // consumer whose own threads already take every core (CPU training), sampling
+  // beside it slows every parallel region it joins more than the sampling saves.
+  bool overlap = true;
 };
 
 // Epoch e's batches: the inputs in order (or shuffled by Philox(seed, e)), cut into
@@ -132,6 +136,7 @@ class BatchPipeline {
   uint64_t epoch_ = 0;
   int64_t next_to_make_ = 0;
   int64_t next_to_hand_ = 0;
+  bool consumer_waiting_ = false;
   bool stopping_ = false;
   std::map<int64_t, SampledBatch> ready_;
   std::map<int64_t, std::exception_ptr> failed_;
