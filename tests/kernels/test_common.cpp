@@ -174,6 +174,25 @@ TEST(MemoryStats, LargeHostBlocksAreReusedAndNotCountedWhileCached) {
     EXPECT_NE(static_cast<void*>(c.data()), first);
   }
   empty_host_cache();
+  // A block serves requests up to a fifth smaller (minibatches vary in size), the
+  // smallest fitting block first; a request smaller still gets a block of its own.
+  void* larger = nullptr;
+  void* fitting = nullptr;
+  {
+    Buffer<char> a(static_cast<int64_t>(2 * big));
+    Buffer<char> b(static_cast<int64_t>(big));
+    larger = a.data();
+    fitting = b.data();
+  }
+  {
+    Buffer<char> c(static_cast<int64_t>(big - big / 6));
+    EXPECT_EQ(static_cast<void*>(c.data()), fitting) << "the smallest cached block that fits";
+    Buffer<char> d(static_cast<int64_t>(big));
+    EXPECT_NE(static_cast<void*>(d.data()), larger) << "twice the size is too much slack";
+    EXPECT_EQ(memory_stats(Device::cpu()).current_bytes, base.current_bytes + (big - big / 6) + big)
+        << "requested bytes are counted, not the blocks that hold them";
+  }
+  empty_host_cache();
   EXPECT_EQ(memory_stats(Device::cpu()).cached_bytes, 0u);
 }
 

@@ -284,7 +284,7 @@ def test_breaking_early_and_starting_again_is_clean():
     (dict(num_neighbors=[2], batch_size=0), "batch_size"),
     (dict(num_neighbors=[2], num_threads=0), "num_threads"),
     (dict(num_neighbors=[2], overlap="no"), "overlap"),
-    (dict(num_neighbors=[2], subgraph_type="bidirectional"), "subgraph_type"),
+    (dict(num_neighbors=[2], subgraph_type="bidirected"), "subgraph_type"),
     (dict(num_neighbors=[2], temporal_strategy="newest"), "temporal_strategy"),
     (dict(num_neighbors=[2], input_time=torch.tensor([1])), "input_time"),
 ])
@@ -377,6 +377,51 @@ def test_accelerate_makes_pygs_neighbor_loader_run_and_agree_field_for_field():
     fields = dict(data.items())
     for batch in random:
         _check_valid(batch, fields, [3, 2])
+
+
+@pytest.mark.parametrize("disjoint", [False, True])
+def test_bidirectional_batches_hold_every_sampled_edge_both_ways_once(disjoint):
+    data = _graph(21)
+    fields = dict(data.items()) if Data is not None else data
+    ei, edge_attr = fields["edge_index"], fields["edge_attr"]
+    kwargs = dict(num_neighbors=[4, 3], batch_size=10, shuffle=True, seed=5, disjoint=disjoint)
+    plain = list(NeighborLoader(data, **kwargs))
+    both = list(NeighborLoader(data, subgraph_type="bidirectional", **kwargs))
+    assert len(plain) == len(both)
+    for a, b in zip(plain, both):
+        assert torch.equal(a.n_id, b.n_id) and torch.equal(a.x, b.x)
+        # PyG drops the per-hop counts (None: a PyG Data then holds no such key).
+        assert getattr(b, "num_sampled_nodes", None) is None and getattr(b, "num_sampled_edges", None) is None
+        pairs = {(int(u), int(v)) for u, v in a.edge_index.t()}
+        expected = sorted(pairs | {(v, u) for u, v in pairs}, key=lambda p: (p[1], p[0]))
+        assert [tuple(map(int, e)) for e in b.edge_index.t()] == expected
+        # Each edge's id is a sampled edge joining its endpoints, in one direction or the
+        # other, and its attributes are that edge's.
+        sampled = set(a.e_id.tolist())
+        for (u, v), k in zip(b.edge_index.t().tolist(), b.e_id.tolist()):
+            assert k in sampled
+            ends = (int(b.n_id[u]), int(b.n_id[v]))
+            assert ends in ((int(ei[0, k]), int(ei[1, k])), (int(ei[1, k]), int(ei[0, k])))
+        assert torch.equal(b.edge_attr, edge_attr[b.e_id])
+
+
+@needs_pyg
+def test_bidirectional_matches_pygs_own_loader_field_for_field():
+    from torch_geometric.loader import NeighborLoader as PygNeighborLoader
+    import edgewise.torch.pyg as ewpyg
+
+    data = _sorted_graph(22)
+    with ewpyg.accelerated(), warnings_ignored():
+        theirs = list(PygNeighborLoader(data, num_neighbors=[-1, -1], batch_size=16, is_sorted=True,
+                                        subgraph_type="bidirectional"))
+    ours = list(NeighborLoader(data, num_neighbors=[-1, -1], batch_size=16, subgraph_type="bidirectional"))
+    assert len(theirs) == len(ours)
+    for a, b in zip(theirs, ours):
+        for key in ("n_id", "edge_index", "x", "input_id"):
+            assert torch.equal(a[key], b[key]), key
+        assert torch.equal(a.edge_attr, data.edge_attr[a.e_id]) and torch.equal(b.edge_attr, data.edge_attr[b.e_id])
+        for key in ("num_sampled_nodes", "num_sampled_edges"):
+            assert key not in a and key not in b, key
 
 
 class warnings_ignored:

@@ -19,6 +19,9 @@ namespace {
 constexpr std::size_t kHostAlignment = 64;
 constexpr std::size_t kHostCacheMinBytes = std::size_t{256} << 10;  // smaller blocks: malloc's heap does well
 constexpr std::size_t kHostCacheGranule = std::size_t{64} << 10;    // rounding of cached sizes
+// A cached block serves a request up to this fraction (1 / kHostCacheSlack) smaller:
+// minibatches differ in size every step, and an exact-size cache would never hit.
+constexpr std::size_t kHostCacheSlack = 4;
 
 std::size_t host_block_bytes(std::size_t bytes) {
   const std::size_t g = bytes >= kHostCacheMinBytes ? kHostCacheGranule : kHostAlignment;
@@ -38,7 +41,11 @@ bool host_cache_enabled() {
 // enough and keeps free() sizeless.
 struct Tracker {
   std::mutex mutex;
-  std::unordered_map<const void*, std::size_t> sizes;
+  struct Sizes {
+    std::size_t bytes;  // requested
+    std::size_t block;  // held (host: the cached block's size, at least the rounded request)
+  };
+  std::unordered_map<const void*, Sizes> sizes;
   std::map<std::pair<int, int>, MemoryStats> stats;
   std::multimap<std::size_t, void*> host_cache;  // block size -> free block
   std::size_t host_cached = 0;
@@ -46,9 +53,9 @@ struct Tracker {
   std::size_t host_peak_ever = 0;    // its peak: bounds the cache (in the same units as the blocks kept)
 
   static std::pair<int, int> key(Device d) { return {static_cast<int>(d.type), d.index}; }
-  void on_allocate(const void* ptr, std::size_t bytes, Device d) {
+  void on_allocate(const void* ptr, std::size_t bytes, std::size_t block, Device d) {
     std::lock_guard<std::mutex> lock(mutex);
-    sizes[ptr] = bytes;
+    sizes[ptr] = {bytes, block};
     MemoryStats& s = stats[key(d)];
     s.current_bytes += bytes;
     s.peak_bytes = std::max(s.peak_bytes, s.current_bytes);
@@ -56,30 +63,32 @@ struct Tracker {
       // Blocks, not requested bytes: a block is rounded up (kHostCacheGranule), and
       // keep_host compares blocks with this peak, so a buffer of a size that is not a
       // multiple of the granule, the only one ever live, is still kept for reuse.
-      host_live_blocks += host_block_bytes(bytes);
+      host_live_blocks += block;
       host_peak_ever = std::max(host_peak_ever, host_live_blocks);
     }
   }
-  // Returns the block's size (0 when the pointer was not ours).
-  std::size_t on_free(const void* ptr, Device d) {
+  // Returns the sizes of the pointer's allocation ({0, 0} when it was not ours).
+  Sizes on_free(const void* ptr, Device d) {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = sizes.find(ptr);
-    if (it == sizes.end()) return 0;
-    const std::size_t bytes = it->second;
-    stats[key(d)].current_bytes -= bytes;
-    if (d.is_cpu()) host_live_blocks -= host_block_bytes(bytes);
+    if (it == sizes.end()) return {0, 0};
+    const Sizes held = it->second;
+    stats[key(d)].current_bytes -= held.bytes;
+    if (d.is_cpu()) host_live_blocks -= held.block;
     sizes.erase(it);
-    return bytes;
+    return held;
   }
-  void* take_host(std::size_t block) {
+  // The smallest cached block of at least `block` bytes and at most a slack fraction
+  // more, and its size; {nullptr, 0} when there is none.
+  std::pair<void*, std::size_t> take_host(std::size_t block) {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = host_cache.find(block);
-    if (it == host_cache.end()) return nullptr;
-    void* p = it->second;
+    auto it = host_cache.lower_bound(block);
+    if (it == host_cache.end() || it->first > block + block / kHostCacheSlack) return {nullptr, 0};
+    const std::pair<void*, std::size_t> taken{it->second, it->first};
     host_cache.erase(it);
-    host_cached -= block;
+    host_cached -= taken.second;
     stats[key(Device::cpu())].cached_bytes = host_cached;
-    return p;
+    return taken;
   }
   // Keeps a freed block while the cache stays within the peak of live blocks. Room is
   // made by dropping the smallest cached blocks first: a large block is the costly one
@@ -119,11 +128,16 @@ Tracker& tracker() {
   return *t;
 }
 
-void* host_allocate(std::size_t bytes) {
+// A block of at least `bytes`; `held` receives its size (freeing passes it back).
+void* host_allocate(std::size_t bytes, std::size_t& held) {
   const std::size_t block = host_block_bytes(bytes);
+  held = block;
   const bool cacheable = block >= kHostCacheMinBytes && host_cache_enabled();
   if (cacheable) {
-    if (void* p = tracker().take_host(block)) return p;
+    if (auto [p, size] = tracker().take_host(block); p != nullptr) {
+      held = size;
+      return p;
+    }
   }
   void* p = std::aligned_alloc(kHostAlignment, block);
   if (!p && cacheable) {  // the cache may hold what we need, in other sizes
@@ -134,9 +148,8 @@ void* host_allocate(std::size_t bytes) {
   return p;
 }
 
-void host_free(void* p, std::size_t bytes) {
-  const std::size_t block = host_block_bytes(bytes);
-  if (bytes > 0 && block >= kHostCacheMinBytes && host_cache_enabled() && tracker().keep_host(p, block)) return;
+void host_free(void* p, std::size_t block) {
+  if (block >= kHostCacheMinBytes && host_cache_enabled() && tracker().keep_host(p, block)) return;
   std::free(p);
 }
 }  // namespace
@@ -159,18 +172,19 @@ void empty_host_cache() { tracker().empty_host(); }
 void* device_allocate(std::size_t bytes, Device device) {
   if (bytes == 0) return nullptr;
   if (device.is_cuda()) require_available(device, "device_allocate");  // a clear error, not the driver's
-  void* ptr = device.is_cuda() ? detail::cuda_malloc(bytes, device.index) : host_allocate(bytes);
-  tracker().on_allocate(ptr, bytes, device);
+  std::size_t held = bytes;
+  void* ptr = device.is_cuda() ? detail::cuda_malloc(bytes, device.index) : host_allocate(bytes, held);
+  tracker().on_allocate(ptr, bytes, held, device);
   return ptr;
 }
 
 void device_free(void* ptr, Device device) noexcept {
   if (!ptr) return;
-  const std::size_t bytes = tracker().on_free(ptr, device);
+  const std::size_t block = tracker().on_free(ptr, device).block;
   if (device.is_cuda()) {
     detail::cuda_free(ptr, device.index);
   } else {
-    host_free(ptr, bytes);
+    host_free(ptr, block);
   }
 }
 

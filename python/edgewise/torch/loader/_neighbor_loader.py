@@ -19,8 +19,8 @@ class NeighborLoader:
 
     Arguments follow ``torch_geometric.loader.NeighborLoader``: ``num_neighbors`` per hop
     from the seeds (``-1``: all), ``input_nodes`` (ids, a bool mask, or None for every
-    node), ``input_time``, ``replace``, ``subgraph_type`` (``"directional"`` or
-    ``"induced"``), ``disjoint``, ``temporal_strategy`` (``"uniform"`` / ``"last"``),
+    node), ``input_time``, ``replace``, ``subgraph_type`` (``"directional"``,
+    ``"bidirectional"`` or ``"induced"``), ``disjoint``, ``temporal_strategy`` (``"uniform"`` / ``"last"``),
     ``time_attr`` (a node- or edge-level integer attribute; temporal sampling makes the
     subgraphs disjoint, as in PyG), ``weight_attr`` (an edge-level weight: neighbours
     drawn in proportion), ``transform``, ``batch_size``, ``shuffle``, ``drop_last``.
@@ -71,9 +71,9 @@ class NeighborLoader:
         subgraph_type = str(getattr(subgraph_type, "value", subgraph_type))
         if not directed:
             subgraph_type = "induced"
-        if subgraph_type not in ("directional", "induced"):
-            raise ValueError(f"{op}: subgraph_type '{subgraph_type}' is not supported here "
-                             f"(use 'directional' or 'induced')")
+        if subgraph_type not in ("directional", "bidirectional", "induced"):
+            raise ValueError(f"{op}: subgraph_type '{subgraph_type}' must be 'directional', 'bidirectional' or "
+                             f"'induced'")
         if temporal_strategy not in ("uniform", "last"):
             raise ValueError(f"{op}: temporal_strategy '{temporal_strategy}' must be 'uniform' or 'last'")
         self.subgraph_type = subgraph_type
@@ -156,16 +156,17 @@ class NeighborLoader:
         fields["batch"] = torch.from_dlpack(out["batch"]) if out["batch"] is not None else None
         fields["num_sampled_nodes"] = list(out["num_sampled_nodes"])
         fields["num_sampled_edges"] = list(out["num_sampled_edges"])
+        if self.subgraph_type == "bidirectional":
+            _make_bidirectional(fields, self.source.edge_keys, node.numel())
         fields["input_id"] = input_id
         fields["seed_time"] = self._seed_time(input_id)
         fields["batch_size"] = input_id.numel()
         if self.source.pyg:
             from torch_geometric.data import Data
             data = Data(**{k: v for k, v in fields.items() if v is not None})
-            if fields["batch"] is None:
-                data.batch = None
-            if fields["seed_time"] is None:
-                data.seed_time = None
+            for key in ("batch", "seed_time", "num_sampled_nodes", "num_sampled_edges"):
+                if fields[key] is None:
+                    setattr(data, key, None)
         else:
             data = SampledData(**fields)
         return self.transform(data) if self.transform is not None else data
@@ -182,6 +183,25 @@ class NeighborLoader:
 
     def __repr__(self) -> str:
         return f"{self.op}(num_neighbors={self.num_neighbors}, batch_size={self.batch_size}, batches={len(self)})"
+
+
+def _make_bidirectional(fields: Dict[str, Any], edge_keys: List[str], num_nodes: int) -> None:
+    """PyG's subgraph_type="bidirectional" (SamplerOutput.to_bidirectional): every sampled
+    edge also reversed, duplicates merged, ordered by (target, source); a merged edge keeps
+    the id (and the edge attributes) of its last copy in that order, the original edges
+    before the reversed ones. The per-hop counts no longer apply (None, as in PyG)."""
+    row, col = fields["edge_index"]
+    both = torch.stack([torch.cat([row, col]), torch.cat([col, row])])
+    key, order = torch.sort(both[1] * max(num_nodes, 1) + both[0], stable=True)
+    last = torch.ones_like(key, dtype=torch.bool)
+    last[:-1] = key[1:] != key[:-1]
+    kept = order[last]
+    fields["edge_index"] = both[:, kept]
+    original = kept % max(row.numel(), 1)
+    fields["e_id"] = fields["e_id"][original]
+    for key_name in edge_keys:
+        fields[key_name] = fields[key_name][original]
+    fields["num_sampled_nodes"] = fields["num_sampled_edges"] = None
 
 
 class _Epoch:

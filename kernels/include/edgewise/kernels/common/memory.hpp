@@ -10,9 +10,11 @@ namespace edgewise {
 // Host memory is 64-byte aligned; CUDA memory comes from cudaMalloc on the device.
 // Zero bytes gives nullptr. Throws std::bad_alloc (host) or edgewise::CudaError.
 // Host blocks of 256 KiB and more are cached when freed and handed out again for
-// the same rounded size: a training loop allocates the same large tensors every
-// epoch, and fresh ones would come from mmap, page-faulting and zeroing every page
-// each time (a third of an R-MAT 1M-node GCN epoch). The cache holds at most as
+// requests of their rounded size or up to a fifth smaller (the smallest such block
+// first): a training loop allocates the same large tensors every epoch, or tensors
+// of similar sizes every minibatch, and fresh ones would come from mmap,
+// page-faulting and zeroing every page each time (a third of an R-MAT 1M-node GCN
+// epoch). The cache holds at most as
 // many bytes as the peak of live host memory (so the footprint stays under twice
 // the peak), is emptied when an allocation fails, and is off with
 // EDGEWISE_HOST_CACHE=0.
