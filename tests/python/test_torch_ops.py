@@ -190,6 +190,29 @@ def test_spmm_accepts_a_prebuilt_csr_and_1d_x():
     assert ewt.spmm(edge_index, x, reduce="max").tolist() == [100.0, 100.0, 10.0]
 
 
+@pytest.mark.parametrize("bipartite", [False, True])
+def test_csr_transpose_is_made_only_when_a_gradient_needs_it(bipartite):
+    gen = torch.Generator().manual_seed(4)
+    n_src, n_dst = (9, 5) if bipartite else (7, 7)
+    edge_index = torch.stack([torch.randint(0, n_src, (30,), generator=gen),
+                              torch.randint(0, n_dst, (30,), generator=gen)])
+    csr = ewt.CSR.from_edge_index(edge_index, n_dst, n_src if bipartite else None)
+    x = torch.randn(n_src, 4, generator=gen)
+    expected = torch.zeros(n_dst, 4).index_add_(0, edge_index[1], x[edge_index[0]])
+    for reduce in ("sum", "max"):
+        ewt.spmm(csr, x, reduce=reduce)
+    assert csr._transpose is None  # no gradient asked for: never built
+    xg = x.clone().requires_grad_()
+    out = ewt.spmm(csr, xg)
+    torch.testing.assert_close(out, expected)
+    assert csr._transpose is not None and csr.num_sources == n_src
+    assert csr.t_offsets.numel() == n_src + 1 and int(csr.t_offsets[-1]) == 30
+    # Gradient through the transpose: d(sum(out * g))/dx[u] = sum of g over u's out-edges.
+    g = torch.randn(n_dst, 4, generator=gen)
+    (out * g).sum().backward()
+    torch.testing.assert_close(xg.grad, torch.zeros(n_src, 4).index_add_(0, edge_index[0], g[edge_index[1]]))
+
+
 @needs_float64
 def test_gradcheck_float64():
     gen = torch.Generator().manual_seed(3)

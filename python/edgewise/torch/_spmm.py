@@ -57,17 +57,51 @@ class CSR:
 
     Build with ``CSR.from_edge_index``; ``weight`` (CSR order) is optional.
     ``num_nodes`` counts destinations (output rows), ``num_sources`` the rows of x
-    (equal unless built bipartite).
+    (equal unless built bipartite). Built outside torch.compile, the transpose (by
+    source, for gradients with respect to x) is made on first use: a layer whose
+    input needs no gradient, as a sampled batch's first layer, never pays for it.
     """
 
-    __slots__ = ("offsets", "sources", "edge_ids", "t_offsets", "t_targets", "t_edge_ids", "num_nodes",
-                 "num_sources")
+    __slots__ = ("offsets", "sources", "edge_ids", "_transpose", "_make_transpose", "num_nodes", "num_sources")
 
-    def __init__(self, offsets, sources, edge_ids, t_offsets, t_targets, t_edge_ids):
+    def __init__(self, offsets, sources, edge_ids, t_offsets=None, t_targets=None, t_edge_ids=None,
+                 make_transpose=None, num_sources=None):
+        """Either the transpose's three tensors, or make_transpose() giving them on first
+        use with num_sources given."""
         self.offsets, self.sources, self.edge_ids = offsets, sources, edge_ids
-        self.t_offsets, self.t_targets, self.t_edge_ids = t_offsets, t_targets, t_edge_ids
         self.num_nodes = offsets.size(0) - 1
-        self.num_sources = t_offsets.size(0) - 1
+        if make_transpose is None:
+            self._transpose, self._make_transpose = (t_offsets, t_targets, t_edge_ids), None
+            self.num_sources = t_offsets.size(0) - 1
+        else:
+            self._transpose, self._make_transpose = None, make_transpose
+            self.num_sources = num_sources
+
+    def _transposed(self):
+        if self._transpose is None:
+            self._transpose = tuple(self._make_transpose())
+            self._make_transpose = None
+        return self._transpose
+
+    @property
+    def t_offsets(self) -> Tensor:
+        return self._transposed()[0]
+
+    @property
+    def t_targets(self) -> Tensor:
+        return self._transposed()[1]
+
+    @property
+    def t_edge_ids(self) -> Tensor:
+        return self._transposed()[2]
+
+    def transpose_or_placeholders(self, needed: bool):
+        """(t_offsets, t_targets, t_edge_ids), or empty stand-ins when no backward will
+        read them (an operator's input that needs no gradient)."""
+        if needed or self._transpose is not None:
+            return self._transposed()
+        empty = self.offsets.new_empty(0)
+        return self.offsets.new_zeros(1), self.sources.new_empty(0), empty
 
     @property
     def num_edges(self) -> int:
@@ -88,7 +122,7 @@ class CSR:
         if isinstance(num_nodes, int):
             _checks.output_fits((num_nodes + 1, 2), torch.int64, edge_index.device, f"num_nodes {num_nodes}", op)
         if num_sources is None:
-            return CSR(*_spmm_ops.csr_from_edge_index(edge_index.to(torch.int64), num_nodes))
+            return CSR._build(edge_index.to(torch.int64), num_nodes, num_nodes, num_nodes)
         num_sources = _checks.size(num_sources, "num_sources", op)
         if edge_index.numel() > 0 and not torch.compiler.is_compiling():
             for row, (name, bound) in enumerate((("sources", num_sources), ("destinations", num_nodes))):
@@ -96,10 +130,25 @@ class CSR:
                 if lo < 0 or hi >= bound:
                     raise ValueError(f"{op}: edge_index row {row} ({name}) holds {lo if lo < 0 else hi}, "
                                      f"outside [0, {bound})")
-        parts = _spmm_ops.csr_from_edge_index(edge_index.to(torch.int64), max(num_nodes, num_sources))
-        offsets, sources, edge_ids, t_offsets, t_targets, t_edge_ids = parts
         # Rows past either count hold no edges: slicing drops only empty rows.
-        return CSR(offsets[: num_nodes + 1], sources, edge_ids, t_offsets[: num_sources + 1], t_targets, t_edge_ids)
+        return CSR._build(edge_index.to(torch.int64), max(num_nodes, num_sources), num_nodes, num_sources)
+
+    @staticmethod
+    def _build(edge_index: Tensor, nodes, num_nodes, num_sources) -> "CSR":
+        if torch.compiler.is_compiling() or not isinstance(nodes, int):
+            offsets, sources, edge_ids, t_offsets, t_targets, t_edge_ids = _spmm_ops.csr_from_edge_index(
+                edge_index, nodes)
+            return CSR(offsets[: num_nodes + 1], sources, edge_ids, t_offsets[: num_sources + 1], t_targets,
+                       t_edge_ids)
+        graph, parts = _spmm_ops.csr_by_destination(edge_index, nodes)
+        offsets, sources, edge_ids = parts
+
+        def make_transpose():
+            t_offsets, t_targets, t_edge_ids = _spmm_ops.transpose_of(graph, edge_index.device)
+            return t_offsets[: num_sources + 1], t_targets, t_edge_ids
+
+        return CSR(offsets[: num_nodes + 1], sources, edge_ids, make_transpose=make_transpose,
+                   num_sources=num_sources)
 
     def to_csr_order(self, edge_weight: Tensor) -> Tensor:
         """Per-edge values in input order -> CSR order (differentiable)."""
@@ -122,7 +171,11 @@ def spmm_csr(csr: CSR, x: Tensor, weight_csr: Optional[Tensor] = None, reduce: s
         weight_csr = check_edge_weight(weight_csr, csr.num_edges, x, op)
         if weight_csr.dtype != x.dtype:
             raise ValueError(f"{op}: edge_weight has dtype {weight_csr.dtype} but x has {x.dtype} (never cast)")
-    args = (csr.offsets, csr.sources, x2, weight_csr, csr.t_offsets, csr.t_targets, csr.t_edge_ids, reduce)
+    # The transpose serves only gradients with respect to x (min / max / var: of the
+    # weight too, through the full backward).
+    needed = torch.is_grad_enabled() and (x2.requires_grad or (
+        weight_csr is not None and weight_csr.requires_grad and reduce not in ("sum", "mean")))
+    args = (csr.offsets, csr.sources, x2, weight_csr, *csr.transpose_or_placeholders(needed), reduce)
     out = _spmm_ops.spmm(*args)
     return out.squeeze(1) if one_d else out
 

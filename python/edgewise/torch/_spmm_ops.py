@@ -52,6 +52,20 @@ def csr_from_edge_index(
     return tuple(_bridge.from_engine(a).to(device) for a in parts)
 
 
+def csr_by_destination(edge_index: Tensor, num_nodes: int):
+    """Outside torch.compile: (the engine's graph, (offsets, sources, edge_ids)) as
+    csr_from_edge_index gives them; transpose_of(graph, device) gives the rest."""
+    graph = _bridge._edgewise.Graph(edge_index.detach().cpu().contiguous().numpy(), num_nodes)
+    device = edge_index.device
+    return graph, tuple(_bridge.from_engine(a).to(device) for a in (graph.offsets(), graph.sources(),
+                                                                     graph.edge_ids()))
+
+
+def transpose_of(graph, device) -> Tuple[Tensor, Tensor, Tensor]:
+    """(t_offsets, t_targets, t_edge_ids) of an engine graph from csr_by_destination."""
+    return tuple(_bridge.from_engine(a).to(device) for a in graph.transposed())
+
+
 @csr_from_edge_index.register_fake
 def _(edge_index, num_nodes):
     E = edge_index.size(1)
