@@ -15,7 +15,8 @@ Cases (default shape: ogbn-products, 2.45M nodes, 59.7M edges, 100 float feature
 - prepare: one epoch of sample + gather (x rows of every sampled node, y of the
   seeds), split into sampling and gathering where the library allows;
 - model: a 3-layer GraphSAGE (mean, 256 hidden) trained on ``--model-batches``
-  batches (forward, backward, Adam), seconds per batch and the epoch it implies,
+  batches (forward, backward, Adam) after ``--model-warmup`` untimed ones (first-call
+  set-up of either stack), seconds per batch and the epoch it implies,
   split into waiting for batches and the model. Edgewise's layers get the per-layer
   bipartite graphs PyG's trim_to_layer gives, DGL's its blocks. Both sample only
   while the training loop waits for a batch: DGL's DataLoader in the training thread
@@ -141,26 +142,32 @@ def edgewise_side(o, directory, num_nodes):
         train_loader = NeighborLoader(data, num_neighbors=fanouts, input_nodes=seeds, batch_size=o.batch_size,
                                       shuffle=True, num_threads=o.model_threads if o.model_overlap else o.threads,
                                       prefetch=o.prefetch, seed=0, overlap=o.model_overlap)
-        _reset_peak_rss()
-        wait = compute = 0.0
-        done = 0
-        it = iter(train_loader)
-        t_all = time.perf_counter()
-        while done < min(o.model_batches, len(loader)):
-            t0 = time.perf_counter()
-            batch = next(it)
-            t1 = time.perf_counter()
+        def step(batch):
             graphs = _trimmed_graphs(torch, batch)
             opt.zero_grad()
             out = model(batch.x, graphs)[:batch.batch_size]
             loss = torch.nn.functional.cross_entropy(out, batch.y[:batch.batch_size])
             loss.backward()
             opt.step()
+
+        _reset_peak_rss()
+        wait = compute = 0.0
+        done = 0
+        it = iter(train_loader)
+        for _ in range(o.model_warmup):  # untimed, as on DGL's side: first-call set-up of both stacks
+            step(next(it))
+        total = min(o.model_batches, len(loader) - o.model_warmup)
+        t_all = time.perf_counter()
+        while done < total:
+            t0 = time.perf_counter()
+            batch = next(it)
+            t1 = time.perf_counter()
+            step(batch)
             t2 = time.perf_counter()
             wait += t1 - t0
             compute += t2 - t1
             done += 1
-            _progress("edgewise model", done, min(o.model_batches, len(loader)), t_all)
+            _progress("edgewise model", done, total, t_all)
         per = (wait + compute) / done
         rec = {"library": "edgewise", "case": "model", "seconds_per_batch": per, "epoch_seconds": per * len(loader),
                "wait_per_batch": wait / done, "model_per_batch": compute / done, "peak_rss_mb": _peak_rss_mb()}
@@ -256,12 +263,16 @@ if o["model_batches"]:
                 if i < 2: x = x.relu()
             return x
     model = Sage(x.shape[1], o["hidden"], o["classes"]); opt = torch.optim.Adam(model.parameters(), lr=0.003)
+    def step(blocks, xb, yb):
+        opt.zero_grad(); out = model(blocks, xb); loss = torch.nn.functional.cross_entropy(out, yb); loss.backward(); opt.step()
     reset(); wait = compute = 0.0; done = 0; it = iter(loader)
-    total = min(o["model_batches"], len(loader))
+    for _ in range(o["model_warmup"]):
+        input_nodes, output_nodes, blocks = next(it); step(blocks, x[input_nodes], y[output_nodes])
+    total = min(o["model_batches"], len(loader) - o["model_warmup"])
     while done < total:
         t0 = time.perf_counter(); input_nodes, output_nodes, blocks = next(it)
         xb = x[input_nodes]; yb = y[output_nodes]; t1 = time.perf_counter()
-        opt.zero_grad(); out = model(blocks, xb); loss = torch.nn.functional.cross_entropy(out, yb); loss.backward(); opt.step()
+        step(blocks, xb, yb)
         t2 = time.perf_counter(); wait += t1 - t0; compute += t2 - t1; done += 1
     per = (wait + compute) / done
     records.append({"library": "dgl", "case": "model", "seconds_per_batch": per, "epoch_seconds": per * len(loader),
@@ -276,8 +287,8 @@ def dgl_side(o, directory):
     if not o.dgl_python:
         print("dgl: skipped (pass --dgl-python with a venv that has dgl)")
         return []
-    options = {k: getattr(o, k) for k in ("threads", "fanouts", "batch_size", "epochs", "model_batches", "hidden",
-                                          "classes")}
+    options = {k: getattr(o, k) for k in ("threads", "fanouts", "batch_size", "epochs", "model_batches",
+                                          "model_warmup", "hidden", "classes")}
     env = dict(os.environ, OMP_NUM_THREADS=str(o.threads))
     done = subprocess.run([o.dgl_python, "-c", DGL_SIDE, json.dumps(options), directory], env=env,
                           capture_output=True, text=True)
@@ -309,6 +320,8 @@ def main(argv=None):
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--prefetch", type=int, default=4, help="Edgewise: batches prepared ahead")
+    p.add_argument("--model-warmup", type=int, default=1,
+                   help="untimed training batches before the timed ones, on both sides (default 1)")
     p.add_argument("--model-overlap", action="store_true",
                    help="Edgewise: sample beside the model (overlap=True) rather than while the loop waits")
     p.add_argument("--model-threads", type=int, default=None,
@@ -324,6 +337,9 @@ def main(argv=None):
             p.error(f"--{name.replace('_', '-')} must be >= 1 (got {getattr(o, name)})")
     if o.model_batches < 0:
         p.error(f"--model-batches must be >= 0 (got {o.model_batches})")
+    batches = -(-int(o.seeds * o.scale) // o.batch_size)
+    if o.model_batches and not 0 <= o.model_warmup < batches:
+        p.error(f"--model-warmup must lie in [0, {batches}) (the epoch's batches; got {o.model_warmup})")
     if not 0 < o.scale <= 10:
         p.error(f"--scale must lie in (0, 10] (got {o.scale})")
     if o.dgl_python and not os.path.exists(o.dgl_python):
