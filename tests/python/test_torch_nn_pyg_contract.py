@@ -662,3 +662,40 @@ def test_half_precision_x_into_a_float32_layer_as_pyg(layer):
     assert isinstance(expected, RuntimeError)
     assert isinstance(got, RuntimeError) and isinstance(got, ValueError)
     assert layer in str(got) and "bfloat16" in str(got) and "float32" in str(got)
+
+
+_NARROW_MAKERS = {
+    "GCNConv": lambda nn: nn.GCNConv(C, C_OUT),
+    "SAGEConv": lambda nn: nn.SAGEConv(C, C_OUT),
+    "GINConv": lambda nn: nn.GINConv(torch.nn.Linear(C, C_OUT)),
+    "GINEConv": lambda nn: nn.GINEConv(torch.nn.Linear(C, C_OUT), edge_dim=D),
+    "GATConv": lambda nn: nn.GATConv(C, C_OUT, heads=2),
+    "GATv2Conv": lambda nn: nn.GATv2Conv(C, C_OUT, heads=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NARROW_MAKERS))
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32])
+def test_every_integer_type_pyg_takes_for_edge_index_gives_pygs_results(name, dtype):
+    # PyG's MessagePassing admits these types; its layers then fail on some (index_select
+    # wants int32 / int64) and PyG's GINConv / SAGEConv gradients with int32 differ from
+    # int64's (torch_geometric 2.8; GINEConv's too): the reference is PyG's layer on the
+    # int64 graph.
+    x, ei, g = _graph(31)
+    attr = torch.randn(ei.size(1), D, generator=g, dtype=torch.float64)
+    pyg, ew = _pair(_NARROW_MAKERS[name])
+    extra = (attr,) if name == "GINEConv" else ()
+    narrow = ei.to(dtype)
+    _assert_same(_run(ew, lambda layer, xx, *rest: layer(xx, narrow, *rest), (x, *extra)),
+                 _run(pyg, lambda layer, xx, *rest: layer(xx, ei, *rest), (x, *extra)))
+
+
+@pytest.mark.parametrize("name", sorted(_NARROW_MAKERS))
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.float32, torch.bool])
+def test_edge_index_of_a_type_pyg_refuses_raises_pygs_message(name, dtype):
+    x, ei, g = _graph(32)
+    attr = torch.randn(ei.size(1), D, generator=g, dtype=torch.float64)
+    _, ew = _pair(_NARROW_MAKERS[name])
+    extra = (attr,) if name == "GINEConv" else ()
+    with pytest.raises(ValueError, match=f"Expected 'edge_index' to be of integer type \\(got '{dtype}'\\)"):
+        ew(x, ei.to(dtype), *extra)

@@ -60,14 +60,28 @@ def _adjacency_edges(adj: Tensor, layer: str, hybrid: bool = False):
     return torch.stack([cols.to(torch.int64), rows.to(torch.int64)]), values
 
 
+# The integer types PyG's MessagePassing takes for edge_index; the narrow ones are
+# widened to int64 on entry (_widened_edge_index), the kernels take int32 / int64.
+_EDGE_INDEX_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
+
+def _widened_edge_index(edge_index):
+    """edge_index with a uint8 / int8 / int16 tensor widened to int64 (PyG takes them);
+    anything else as given (sparse adjacencies included)."""
+    if isinstance(edge_index, Tensor) and edge_index.dtype in (torch.uint8, torch.int8, torch.int16) \
+            and edge_index.layout == torch.strided:
+        return edge_index.to(torch.int64)
+    return edge_index
+
+
 def _check_edge_index(edge_index, num_nodes, layer):
     """edge_index an int32 / int64 [2, E] tensor; a ValueError with PyG's message (its
     checks, in its order) and the layer's own words."""
     if not isinstance(edge_index, Tensor):
         raise ValueError(f"{layer}: edge_index must be [2, E] (got {type(edge_index).__name__})")
-    if edge_index.dtype.is_floating_point or edge_index.dtype.is_complex or edge_index.dtype == torch.bool:
+    if edge_index.dtype not in _EDGE_INDEX_DTYPES:
         raise ValueError(f"Expected 'edge_index' to be of integer type (got '{edge_index.dtype}') ({layer}: "
-                         f"edge_index must be int32 or int64)")
+                         f"edge_index must be an int8 / int16 / int32 / int64 or uint8 tensor)")
     if edge_index.dim() != 2:
         raise ValueError(f"Expected 'edge_index' to be two-dimensional (got {edge_index.dim()} dimensions) "
                          f"({layer}: edge_index must be [2, E], got {tuple(edge_index.shape)})")
@@ -75,7 +89,8 @@ def _check_edge_index(edge_index, num_nodes, layer):
         raise ValueError(f"Expected 'edge_index' to have size '2' in the first dimension (got "
                          f"'{edge_index.size(0)}') ({layer}: edge_index must be [2, E], got {tuple(edge_index.shape)})")
     if edge_index.dtype not in (torch.int32, torch.int64):
-        raise ValueError(f"{layer}: edge_index must be int32 or int64 (got {edge_index.dtype})")
+        raise ValueError(f"{layer}: edge_index must be int32 or int64 here (got {edge_index.dtype}: "
+                         f"narrower types are widened where the layer takes edge_index)")
 
 
 class EdgeIndexError(IndexError, ValueError):
@@ -294,6 +309,7 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
         return self._graph(edge_index, edge_weight, _num_nodes(x), x.dtype)
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
+        edge_index = _widened_edge_index(edge_index)
         if isinstance(x, (tuple, list)):
             raise ValueError("'GCNConv' received a tuple of node features as input while this layer does not "
                              "support bipartite message passing. Please try other layers such as 'SAGEConv' or "
@@ -620,6 +636,7 @@ class SAGEConv(MessagePassingHooks, torch.nn.Module):
                 lin.reset_parameters()
 
     def forward(self, x, edge_index: Tensor, edge_weight: Optional[Tensor] = None, size=None) -> Tensor:
+        edge_index = _widened_edge_index(edge_index)
         edge_weight, size = _split_size_argument(edge_weight, size)
         _check_low_precision(self, x)
         m = _Messages(x, edge_index, edge_weight, size, self.flow, "SAGEConv")
@@ -712,6 +729,7 @@ class GINConv(MessagePassingHooks, torch.nn.Module):
             self.eps.fill_(self.initial_eps)
 
     def forward(self, x, edge_index: Tensor, edge_weight: Optional[Tensor] = None, size=None) -> Tensor:
+        edge_index = _widened_edge_index(edge_index)
         edge_weight, size = _split_size_argument(edge_weight, size)
         m = _Messages(x, edge_index, edge_weight, size, self.flow, "GINConv")
         if self.has_message_passing_hooks():
@@ -780,6 +798,7 @@ class GINEConv(MessagePassingHooks, torch.nn.Module):
         return F.relu(x_j + edge_attr)
 
     def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None) -> Tensor:
+        edge_index = _widened_edge_index(edge_index)
         m = _Messages(x, edge_index, None, size, self.flow, "GINEConv", values_weigh=False)
         if edge_attr is None and m.values is not None and m.values.dim() == 2:
             edge_attr = m.values  # PyG reads a hybrid adjacency's values as edge_attr

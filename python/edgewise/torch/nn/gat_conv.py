@@ -22,7 +22,7 @@ from . import functional
 from ._hooks import MessagePassingHooks, attention_message, reduction
 from .conv import (
     _adjacency_edges, _adjacency_structures, _check_inputs, _check_low_precision, _checked_build, _glorot_,
-    _is_lazy, _is_sparse_adjacency, _kernel_dtype, _lazy_or_linear, _structures,
+    _is_lazy, _is_sparse_adjacency, _kernel_dtype, _lazy_or_linear, _structures, _widened_edge_index,
 )
 
 
@@ -292,7 +292,7 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
         return_attention_weights: Optional[bool] = None,
     ):
         _check_low_precision(self, x)
-        inputs = _Inputs("GATConv", x, edge_index, size, self.add_self_loops)
+        inputs = _Inputs("GATConv", x, _widened_edge_index(edge_index), size, self.add_self_loops)
         edge_index = inputs.edge_index
         H, C = self.heads, self.out_channels
         lin_src, lin_dst = (self.lin, self.lin) if self.lin is not None else (self.lin_src, self.lin_dst)
@@ -405,7 +405,7 @@ class GATv2Conv(MessagePassingHooks, torch.nn.Module):
         return_attention_weights: Optional[bool] = None,
     ):
         _check_low_precision(self, x)
-        inputs = _Inputs("GATv2Conv", x, edge_index, size, self.add_self_loops)
+        inputs = _Inputs("GATv2Conv", x, _widened_edge_index(edge_index), size, self.add_self_loops)
         edge_index = inputs.edge_index
         H, C = self.heads, self.out_channels
         x_l = self.lin_l(inputs.x_src).view(-1, H, C)
