@@ -252,6 +252,7 @@ def test_operators_pass_torch_library_opcheck():
     torch.library.opcheck(ops.scatter_reduce_arg, (src, sorted_index, 4, "min", True, "t"), test_utils=tests)
     torch.library.opcheck(ops.segment_reduce_arg, (src, indptr, "max", "t"), test_utils=tests)
     torch.library.opcheck(ops.spmm_arg, (*structure, x, None, *transposed, "max"), test_utils=tests)
+    torch.library.opcheck(ops.spmm_and_rows, (*structure, x, None, *transposed, "mean", 3), test_utils=tests)
     small = torch.randn(2, 3, 3, generator=gen, requires_grad=True)
     torch.library.opcheck(ops.gather_coo, (small, torch.tensor([[0, 2, 2, 1]]), "t"), test_utils=tests)
     torch.library.opcheck(ops.gather_csr, (small, torch.tensor([[0, 1, 4, 4]]), "t"),
