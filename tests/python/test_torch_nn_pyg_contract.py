@@ -699,3 +699,36 @@ def test_edge_index_of_a_type_pyg_refuses_raises_pygs_message(name, dtype):
     extra = (attr,) if name == "GINEConv" else ()
     with pytest.raises(ValueError, match=f"Expected 'edge_index' to be of integer type \\(got '{dtype}'\\)"):
         ew(x, ei.to(dtype), *extra)
+
+
+@pytest.mark.parametrize("cls", ["GATConv", "GATv2Conv"])
+@pytest.mark.parametrize("kwargs", [dict(), dict(add_self_loops=False), dict(heads=2, concat=False),
+                                    dict(heads=2, edge_dim=D), dict(edge_dim=D, fill_value=0.5)])
+def test_gat_target_to_source_flow_as_pyg(cls, kwargs):
+    x, ei, g = _graph(33)
+    ei = torch.cat([ei, ei[:, :3]], dim=1)  # duplicate edges
+    attr = torch.randn(ei.size(1), D, generator=g, dtype=torch.float64)
+    extra = (attr,) if "edge_dim" in kwargs else ()
+    pyg, ew = _pair(lambda nn: getattr(nn, cls)(C, C_OUT, flow="target_to_source", **kwargs))
+    _same_run(pyg, ew, lambda layer, xx, *rest: layer(xx, ei, *rest), (x, *extra))
+    out_p, (ei_p, att_p) = pyg(x, ei, *extra, return_attention_weights=True)
+    out_e, (ei_e, att_e) = ew(x, ei, *extra, return_attention_weights=True)
+    assert torch.equal(ei_p, ei_e)
+    torch.testing.assert_close(att_e, att_p, rtol=1e-5, atol=1e-8)
+    # The reversed flow is not the plain one (the test would pass for a layer ignoring it).
+    plain = getattr(ewnn, cls)(C, C_OUT, **kwargs).double()
+    plain.load_state_dict(ew.state_dict())
+    assert not torch.allclose(plain(x, ei, *extra), out_e)
+
+
+@pytest.mark.parametrize("cls", ["GATConv", "GATv2Conv"])
+def test_gat_target_to_source_refuses_what_it_does_not_run(cls):
+    x, ei, _ = _graph(34)
+    layer = getattr(ewnn, cls)(C, C_OUT, flow="target_to_source").double()
+    with pytest.raises(ValueError, match="single x"):
+        layer((x, x[:5]), ei)
+    adj = torch.sparse_coo_tensor(ei.flip(0), torch.ones(ei.size(1), dtype=torch.float64), (N, N)).to_sparse_csr()
+    with pytest.raises(ValueError, match="target_to_source"):
+        layer(x, adj)
+    with pytest.raises(ValueError, match="flow"):
+        getattr(ewnn, cls)(C, C_OUT, flow="sideways")

@@ -21,8 +21,9 @@ from .._spmm import CSR
 from . import functional
 from ._hooks import MessagePassingHooks, attention_message, reduction
 from .conv import (
-    _adjacency_edges, _adjacency_structures, _check_inputs, _check_low_precision, _checked_build, _glorot_,
-    _is_lazy, _is_sparse_adjacency, _kernel_dtype, _lazy_or_linear, _structures, _widened_edge_index,
+    _SPARSE_FLOW_ERROR, _adjacency_edges, _adjacency_structures, _check_flow, _check_inputs, _check_low_precision,
+    _checked_build, _glorot_, _is_lazy, _is_sparse_adjacency, _kernel_dtype, _lazy_or_linear, _structures,
+    _widened_edge_index,
 )
 
 
@@ -55,11 +56,29 @@ class _AttentionGraph:
 
 
 def _attention_graph(layer, edge_index, num_src, num_dst, loop_nodes, cache=_structures):
+    """The graph attention runs over; flow "target_to_source" (a square graph) runs on the
+    reversed edges, cached under the caller's edge_index."""
+    reverse = getattr(layer, "flow", "source_to_target") == "target_to_source"
+    oriented = edge_index.flip(0) if reverse else edge_index
     return cache.get(
-        edge_index, ("attention", num_src, num_dst, loop_nodes),
-        _checked_build(type(layer).__name__, edge_index[0], num_src,
-                       lambda: _AttentionGraph(edge_index, num_src, num_dst, loop_nodes)),
+        edge_index, ("attention", num_src, num_dst, loop_nodes, reverse),
+        _checked_build(type(layer).__name__, oriented[0], num_src,
+                       lambda: _AttentionGraph(oriented, num_src, num_dst, loop_nodes)),
     )
+
+
+def _check_reverse_flow(layer, x, edge_index):
+    """flow "target_to_source" runs as the reversed graph: for a single x, as PyG's (a
+    pair's roles under that flow, sparse adjacencies and hooks are refused)."""
+    if layer.flow != "target_to_source":
+        return
+    name = type(layer).__name__
+    if _is_sparse_adjacency(edge_index):
+        raise ValueError(_SPARSE_FLOW_ERROR)
+    if isinstance(x, (tuple, list)):
+        raise ValueError(f"{name}: flow='target_to_source' takes a single x here, not a pair (x_src, x_dst)")
+    if layer.has_message_passing_hooks() or layer.has_edge_update_hooks():
+        raise ValueError(f"{name}: flow='target_to_source' does not run message-passing or edge-update hooks")
 
 
 class _Inputs:
@@ -131,7 +150,10 @@ def _edge_attr_with_loops(layer, graph, edge_attr, num_input_edges, num_nodes):
                          f"(got shape {tuple(edge_attr.shape)})")
     if graph.kept is not None:
         attr = attr.index_select(0, graph.kept)
-        destinations = graph.edge_index[1, : attr.size(0)]
+        # PyG fills a loop from the edges whose edge_index[1] is its node, whatever the
+        # flow: under "target_to_source" those are the reversed graph's sources.
+        row = 0 if getattr(layer, "flow", "source_to_target") == "target_to_source" else 1
+        destinations = graph.edge_index[row, : attr.size(0)]
         attr = torch.cat([attr, _loop_attr(attr, destinations, num_nodes, layer.fill_value)])
     return attr
 
@@ -185,7 +207,8 @@ def _finish(layer, out, graph, alpha, inputs, return_attention_weights):
     if return_attention_weights:
         if inputs.layout is not None:
             return out, _sparse_attention(graph, alpha, inputs)
-        return out, (graph.edge_index, alpha.index_select(0, graph.csr_position))
+        edge_index = graph.edge_index.flip(0) if layer.flow == "target_to_source" else graph.edge_index
+        return out, (edge_index, alpha.index_select(0, graph.csr_position))
     return out
 
 
@@ -229,8 +252,8 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
     the node's incoming ones, a number or a row). Without edge_dim, edge_attr is
     ignored, as PyG does. Bipartite (x_src, x_dst) input (x_dst may be None) and size
     as PyG's (loops for min(N_src, N_dst) nodes). PyG's MessagePassing keywords:
-    decomposed_layers, aggr "add", node_dim 0, flow "source_to_target"; the edge-update
-    hooks see PyG's edge_update inputs.
+    decomposed_layers, aggr "add", node_dim 0, flow (``"target_to_source"``: a single x,
+    no hooks); the edge-update hooks see PyG's edge_update inputs.
     """
 
     def __init__(
@@ -249,7 +272,8 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
         **kwargs,
     ):
         super().__init__()
-        self._message_passing_options("GATConv", kwargs, aggr="add", node_dim=0, flow="source_to_target")
+        self.flow = _check_flow(kwargs.pop("flow", "source_to_target"), "GATConv")
+        self._message_passing_options("GATConv", kwargs, aggr="add", node_dim=0)
         self.in_channels, self.out_channels, self.heads = in_channels, out_channels, heads
         self.concat, self.negative_slope, self.dropout = concat, negative_slope, dropout
         self.add_self_loops, self.residual = add_self_loops, residual
@@ -292,6 +316,7 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
         return_attention_weights: Optional[bool] = None,
     ):
         _check_low_precision(self, x)
+        _check_reverse_flow(self, x, edge_index)
         inputs = _Inputs("GATConv", x, _widened_edge_index(edge_index), size, self.add_self_loops)
         edge_index = inputs.edge_index
         H, C = self.heads, self.out_channels
@@ -372,7 +397,8 @@ class GATv2Conv(MessagePassingHooks, torch.nn.Module):
         **kwargs,
     ):
         super().__init__()
-        self._message_passing_options("GATv2Conv", kwargs, aggr="add", node_dim=0, flow="source_to_target")
+        self.flow = _check_flow(kwargs.pop("flow", "source_to_target"), "GATv2Conv")
+        self._message_passing_options("GATv2Conv", kwargs, aggr="add", node_dim=0)
         self.in_channels, self.out_channels, self.heads = in_channels, out_channels, heads
         self.edge_dim, self.fill_value = edge_dim, fill_value
         self.concat, self.negative_slope, self.dropout = concat, negative_slope, dropout
@@ -405,6 +431,7 @@ class GATv2Conv(MessagePassingHooks, torch.nn.Module):
         return_attention_weights: Optional[bool] = None,
     ):
         _check_low_precision(self, x)
+        _check_reverse_flow(self, x, edge_index)
         inputs = _Inputs("GATv2Conv", x, _widened_edge_index(edge_index), size, self.add_self_loops)
         edge_index = inputs.edge_index
         H, C = self.heads, self.out_channels
