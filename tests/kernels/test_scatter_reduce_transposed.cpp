@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/cpu_isa_dispatch.hpp"
 #include "edgewise/kernels/common/half.hpp"
 #include "edgewise/kernels/common/reducer.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"
@@ -102,7 +103,7 @@ void sweep_half(Device device, uint64_t salt) {
   std::uniform_int_distribution<int> quarter(-60, 60);
   std::uniform_int_distribution<int64_t> any(0, 36);
   const int64_t M = 3000, S = 37;
-  for (int64_t C : {1, 3, 16}) {
+  for (int64_t C : {1, 3, 16, 67}) {
     std::vector<float> values_f(static_cast<size_t>(M * C));
     for (auto& v : values_f) v = static_cast<float>(quarter(rng)) / 4.0f;
     const std::vector<H> values_t(values_f.begin(), values_f.end());  // row-major here, transposed below
@@ -128,6 +129,29 @@ void sweep_half(Device device, uint64_t salt) {
 
 TEST_P(ScatterReduceTransposedTest, Float16MatchesTheReference) { sweep_half<Half>(device(), 5); }
 TEST_P(ScatterReduceTransposedTest, BFloat16MatchesTheReference) { sweep_half<BFloat16>(device(), 7); }
+
+// The CPU builds its tiles of rows in 8 x 8 register blocks (4-byte elements at the
+// AVX2 and AVX-512 levels, 2-byte ones at every x86 level) and element by element at
+// the edges: each level must match the reference at thread counts that leave a thread
+// full blocks, edges, or both (C = 16 over 1, 2, 3 threads: 16, 8, 5 or 6 columns).
+TEST(ScatterReduceTransposedCpu, EveryIsaLevelAndThreadCountMatchesTheReference) {
+  const CpuIsa original = cpu_isa();
+  const CpuIsa best = best_supported_cpu_isa();
+  const int saved = omp_get_max_threads();
+  for (CpuIsa level : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Avx512Zmm}) {
+    if (static_cast<int>(level) > static_cast<int>(best)) continue;
+    SCOPED_TRACE(to_string(level));
+    set_cpu_isa(level);
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(detail::concat("threads=", threads));
+      omp_set_num_threads(threads);
+      sweep<float>(Device::cpu(), 20 + threads);
+      sweep_half<BFloat16>(Device::cpu(), 30 + threads);
+    }
+  }
+  omp_set_num_threads(saved);
+  set_cpu_isa(original);
+}
 
 TEST_P(ScatterReduceTransposedTest, MulAndEveryThreadCountMatchTheReference) {
   auto rng = rng_for(6);

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "cpu_isa/row_width.hpp"
+#include "cpu_isa/transpose_tile.hpp"
 #include "scatter_reduce/scatter_reduce_backends.hpp"
 #include "scatter_reduce/scatter_reduce_core.hpp"
 
@@ -448,13 +449,9 @@ void run_transposed(MatrixView<const T> values_t, VectorView<const I> index, Mat
     for (int64_t r0 = 0; r0 < M; r0 += rows) {
       const int64_t n = std::min(rows, M - r0);
       // Blocks of kTransposeBlock rows: the block's lines of the tile are completed
-      // in L1 (one column at a time, the tile's rows are `width` elements apart).
+      // in L1 (the tile's rows are `width` elements apart).
       for (int64_t q0 = 0; q0 < n; q0 += kTransposeBlock) {
-        const int64_t q1 = std::min(n, q0 + kTransposeBlock);
-        for (int64_t j = 0; j < w; ++j) {
-          const T* __restrict src = vt + j * M + r0;
-          for (int64_t q = q0; q < q1; ++q) buf[q * width + j] = src[q];
-        }
+        transpose_tiles::EW_CPU_ISA_NS::transpose_tile(vt + r0 + q0, M, w, std::min(kTransposeBlock, n - q0), buf + q0 * width, width);
       }
       for (int64_t q = 0; q < n; ++q) {
         const int64_t r = r0 + q;
