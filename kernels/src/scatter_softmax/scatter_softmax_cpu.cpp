@@ -26,11 +26,24 @@ inline F exp_of_nonpositive(F x) {
 }
 }  // namespace
 
-// Row-major values [M, C], groups [S, C]: f(element, group entry) along each row.
-template <class I, class F>
-inline void for_each_row_major(const I* index, int64_t M, int64_t C, F&& f) {
+// Row-major values [M, C], groups [S, C]: f(element, group entry) along each row. The
+// group rows of `rows` are prefetched kGroupPrefetchAhead rows ahead: groups in random
+// order miss the caches once [S, C] outgrows them, and a row's misses would otherwise
+// wait for its turn.
+constexpr int64_t kGroupPrefetchAhead = 8;
+
+template <class T, class I, int N, class F>
+inline void for_each_row_major(const I* index, int64_t M, int64_t C, const T* const (&rows)[N], F&& f) {
+  const int64_t row_bytes = C * static_cast<int64_t>(sizeof(T));
 #pragma omp for schedule(static)
   for (int64_t r = 0; r < M; ++r) {
+    if (r + kGroupPrefetchAhead < M) {
+      const int64_t ahead = static_cast<int64_t>(index[r + kGroupPrefetchAhead]) * C;
+      for (int k = 0; k < N; ++k) {
+        const char* p = reinterpret_cast<const char*>(rows[k] + ahead);
+        for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(p + b);
+      }
+    }
     const int64_t row = r * C, group = static_cast<int64_t>(index[r]) * C;
 #pragma omp simd
     for (int64_t c = 0; c < C; ++c) f(row + c, group + c);
@@ -76,7 +89,8 @@ void exponentials_cpu(const T* values, const I* index, int64_t M, int64_t C, int
       const T* const rows[1] = {group_max};
       for_each_transposed(index, M, C, S, rows, [&](int64_t i, auto& g, int64_t q) { exp_at(i, g[0][q]); });
     } else {
-      for_each_row_major(index, M, C, [&](int64_t i, int64_t g) { exp_at(i, group_max[g]); });
+      const T* const rows[1] = {group_max};
+      for_each_row_major(index, M, C, rows, [&](int64_t i, int64_t g) { exp_at(i, group_max[g]); });
     }
   }
 }
@@ -98,7 +112,9 @@ void normalise_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_
         for_each_transposed(index, M, C, S, rows,
                             [&](int64_t i, auto& g, int64_t q) { out[i] = softmax_value(out[i], g[0][q]); });
       } else {
-        for_each_row_major(index, M, C, [&](int64_t i, int64_t g) { out[i] = softmax_value(out[i], group_sum[g]); });
+        const T* const rows[1] = {group_sum};
+        for_each_row_major(index, M, C, rows,
+                           [&](int64_t i, int64_t g) { out[i] = softmax_value(out[i], group_sum[g]); });
       }
     } else {
 #pragma omp for schedule(static)
@@ -109,7 +125,8 @@ void normalise_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_
           out[i] = log_softmax_value(values[i], g[0][q], g[1][q]);
         });
       } else {
-        for_each_row_major(index, M, C, [&](int64_t i, int64_t g) {
+        const T* const rows[2] = {group_max, group_sum};
+        for_each_row_major(index, M, C, rows, [&](int64_t i, int64_t g) {
           out[i] = log_softmax_value(values[i], group_max[g], group_sum[g]);
         });
       }
