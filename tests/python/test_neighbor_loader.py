@@ -327,6 +327,51 @@ def test_a_graph_changed_while_iterating_is_an_error():
         list(loader2)
 
 
+_CTRL_C_CHILD = r"""
+import os, signal, threading, time
+import torch
+from edgewise.torch.loader import NeighborLoader
+
+n, e = 500_000, 10_000_000
+g = torch.Generator().manual_seed(0)
+data = dict(x=torch.randn(n, 4, generator=g), edge_index=torch.randint(0, n, (2, e), generator=g), num_nodes=n)
+# overlap=False: nothing is sampled until next() waits, so the first batch starts inside next().
+loader = NeighborLoader(data, num_neighbors=[-1, -1, -1], batch_size=n // 4, num_threads=1, overlap=False)
+threading.Timer(0.15, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+t0 = time.perf_counter()
+try:
+    next(iter(loader))
+    outcome = "finished"
+except KeyboardInterrupt:
+    outcome = "interrupted"
+latency = time.perf_counter() - t0 - 0.15
+t0 = time.perf_counter()
+batch = next(iter(loader))  # the loader works again after the interruption
+batch_seconds = time.perf_counter() - t0
+print(outcome, latency, batch_seconds, batch.batch_size)
+"""
+
+
+def test_ctrl_c_while_next_waits_raises_keyboard_interrupt_promptly_and_the_loader_recovers():
+    """SIGINT in the middle of a batch that takes about a second reaches the loop within
+    the pipeline's polling interval (0.1 s), not when the batch is done: the sampling
+    thread drops the batch at its next cancel check. The pipeline stops and a new epoch
+    of the same loader works. In a child process, so the signal goes to no other test."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _CTRL_C_CHILD], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    outcome, latency, batch_seconds, batch_size = proc.stdout.split()
+    latency, batch_seconds = float(latency), float(batch_seconds)
+    assert outcome == "interrupted"
+    assert int(batch_size) == 125_000
+    # The batch must take long enough to tell a prompt interruption from one that
+    # waited for the batch: waiting would give latency ~ batch_seconds - 0.15.
+    assert batch_seconds > 0.4, f"the batch took only {batch_seconds:.2f} s; the test cannot tell"
+    assert latency < batch_seconds / 2, f"KeyboardInterrupt {latency:.2f} s after SIGINT, batch {batch_seconds:.2f} s"
+
+
 def test_loaders_of_one_graph_share_its_csc():
     data = _graph(14)
     a = NeighborLoader(data, num_neighbors=[2], input_nodes=torch.arange(10))

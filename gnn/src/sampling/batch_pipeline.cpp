@@ -122,6 +122,7 @@ void BatchPipeline::stop() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
+  cancel_.store(true, std::memory_order_relaxed);  // batches in progress end at their next check
   space_cv_.notify_all();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
@@ -148,12 +149,14 @@ void BatchPipeline::start_epoch(uint64_t epoch) {
   next_to_make_ = 0;
   next_to_hand_ = 0;
   stopping_ = false;
+  cancel_.store(false, std::memory_order_relaxed);
   const int workers = static_cast<int>(std::min<int64_t>(options_.num_threads, std::max<int64_t>(num_batches_, 1)));
   for (int w = 0; w < workers; ++w) threads_.emplace_back([this] { work(); });
 }
 
 void BatchPipeline::work() {
   HopSamplerScratch scratch;
+  scratch.set_cancel_flag(&cancel_);
   for (;;) {
     int64_t b;
     {
@@ -172,6 +175,8 @@ void BatchPipeline::work() {
     std::exception_ptr error;
     try {
       batch = make(b, scratch);
+    } catch (const SamplingCancelled&) {
+      break;  // stop() is joining this thread; the batch is not wanted
     } catch (...) {
       error = std::current_exception();
     }
@@ -208,8 +213,14 @@ SampledBatch BatchPipeline::make(int64_t b, HopSamplerScratch& scratch) const {
     std::copy(row.begin(), row.end(), batch.edge_index.begin());
     std::copy(col.begin(), col.end(), batch.edge_index.begin() + static_cast<std::ptrdiff_t>(row.size()));
   }
-  for (const RowTable& table : node_tables_) batch.node_rows.push_back(gather_rows(*pool_, table, batch.subgraph.node));
-  for (const RowTable& table : edge_tables_) batch.edge_rows.push_back(gather_rows(*pool_, table, batch.subgraph.edge));
+  for (const RowTable& table : node_tables_) {
+    if (scratch.cancelled()) throw SamplingCancelled{};
+    batch.node_rows.push_back(gather_rows(*pool_, table, batch.subgraph.node));
+  }
+  for (const RowTable& table : edge_tables_) {
+    if (scratch.cancelled()) throw SamplingCancelled{};
+    batch.edge_rows.push_back(gather_rows(*pool_, table, batch.subgraph.edge));
+  }
   return batch;
 }
 

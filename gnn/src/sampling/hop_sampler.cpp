@@ -21,6 +21,8 @@ constexpr size_t kMaxHops = 64;  // the hop is the low 6 bits of the Philox stre
 // and id-table slots by sampled edge (a DRAM latency's worth of each loop's work).
 constexpr int64_t kColptrAhead = 16;
 constexpr int64_t kRowAhead = 8;
+// Frontier nodes between two reads of the scratch's cancel flag (a relaxed load).
+constexpr int64_t kCancelCheckEvery = 4096;
 
 using sampling::LocalIds;
 
@@ -143,6 +145,12 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
   }
   LocalIds ids(scratch.local_of_, scratch.hash_keys_, scratch.hash_values_, graph_.num_nodes(), disjoint);
   for (int64_t i = 0; i < B; ++i) ids.insert(disjoint ? i : 0, seeds[i], static_cast<int32_t>(i));
+  // Leaves the scratch as a finished call does (the id table empty), then throws.
+  const auto stop_if_cancelled = [&] {
+    if (!scratch.cancelled()) return;
+    ids.clear(out.node);
+    throw SamplingCancelled{};
+  };
   out.num_sampled_nodes.push_back(B);
 
   std::vector<int64_t>& picked = scratch.positions_;  // CSC positions chosen for one destination
@@ -160,6 +168,7 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
     hop_positions.clear();
     hop_offsets.assign(1, 0);
     for (int64_t i = begin; i < end; ++i) {
+      if ((i - begin) % kCancelCheckEvery == 0) stop_if_cancelled();
       // Each frontier node's colptr entry is a random read: requested ahead.
       if (i + kColptrAhead < end) __builtin_prefetch(colptr + out.node[i + kColptrAhead]);
       const int64_t v = out.node[i];
@@ -179,6 +188,7 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
       hop_sources[j] = row[hop_positions[j]];
     }
     for (int64_t i = begin; i < end; ++i) {
+      if ((i - begin) % kCancelCheckEvery == 0) stop_if_cancelled();
       const int64_t b = disjoint ? out.batch[i] : 0;
       for (int64_t j = hop_offsets[i - begin]; j < hop_offsets[i - begin + 1]; ++j) {
         if (!disjoint && j + kRowAhead < P) ids.prefetch(hop_sources[j + kRowAhead]);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -195,6 +196,24 @@ TEST(HopSampler, SameSeedAndStreamGiveTheSameSampleAndScratchIsReusable) {
   EXPECT_EQ(first.edge, other.edge);
   const SampledSubgraph next_stream = sampler.sample(seeds, {}, 42, 10, a);
   EXPECT_NE(first.edge, next_stream.edge);
+}
+
+TEST(HopSampler, ACancelledCallThrowsAndLeavesTheScratchReusable) {
+  const Coo g = random_graph(20000, 200000, 4);
+  const auto csc = csc_of(g);
+  HopSampler sampler(csc->view(), hops({-1, -1}));
+  std::vector<int64_t> seeds(9000);
+  std::iota(seeds.begin(), seeds.end(), int64_t{0});
+  std::atomic<bool> cancel{true};
+  HopSamplerScratch scratch, fresh;
+  scratch.set_cancel_flag(&cancel);
+  EXPECT_THROW((void)sampler.sample(seeds, {}, 42, 9, scratch), SamplingCancelled);
+  cancel = false;
+  const SampledSubgraph after = sampler.sample(seeds, {}, 42, 9, scratch);
+  const SampledSubgraph want = sampler.sample(seeds, {}, 42, 9, fresh);
+  EXPECT_EQ(after.node, want.node);
+  EXPECT_EQ(after.row, want.row);
+  EXPECT_EQ(after.edge, want.edge);
 }
 
 // Chi-square statistic of observed counts against expected probabilities.

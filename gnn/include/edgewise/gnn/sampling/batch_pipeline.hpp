@@ -2,6 +2,7 @@
 // gather their node and edge rows, handed over in order through a bounded queue.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -111,7 +112,8 @@ class BatchPipeline {
   // failed batch's exception (the epoch is then over).
   Next next(SampledBatch& out, std::chrono::milliseconds timeout);
 
-  // Ends the epoch: the threads finish their current batch and exit.
+  // Ends the epoch: the threads drop their current batch at its next cancel check
+  // (HopSamplerScratch::set_cancel_flag) and exit.
   void stop();
 
  private:
@@ -138,6 +140,7 @@ class BatchPipeline {
   int64_t next_to_hand_ = 0;
   bool consumer_waiting_ = false;
   bool stopping_ = false;
+  std::atomic<bool> cancel_{false};  // set by stop(), read by the samplers mid-batch
   std::map<int64_t, SampledBatch> ready_;
   std::map<int64_t, std::exception_ptr> failed_;
   std::vector<std::thread> threads_;

@@ -3,7 +3,9 @@
 // hop discovers, edges grouped by hop, relabelled to local ids in discovery order.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,14 +62,26 @@ struct SampledSubgraph {
   std::vector<int64_t> num_sampled_edges;
 };
 
+// What HopSampler::sample throws when its scratch's cancel flag is set mid-call.
+struct SamplingCancelled : std::exception {
+  const char* what() const noexcept override { return "sampling cancelled"; }
+};
+
 // Per-thread scratch kept between calls: a node -> local id table over all nodes,
 // reset after each call by touching only the entries it set.
 class HopSamplerScratch {
  public:
   HopSamplerScratch() = default;
 
+  // A flag another thread may set to end a sample() in progress: it is read at each
+  // hop and every few thousand nodes of one, and sample() then throws
+  // SamplingCancelled (the scratch stays usable). nullptr: never cancelled.
+  void set_cancel_flag(const std::atomic<bool>* flag) noexcept { cancel_ = flag; }
+  bool cancelled() const noexcept { return cancel_ != nullptr && cancel_->load(std::memory_order_relaxed); }
+
  private:
   friend class HopSampler;
+  const std::atomic<bool>* cancel_ = nullptr;
   std::vector<int32_t> local_of_;  // [N], -1 where unmapped
   std::vector<uint64_t> hash_keys_;  // disjoint: (seed index, node) -> local id
   std::vector<int32_t> hash_values_;
