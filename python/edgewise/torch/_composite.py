@@ -21,7 +21,10 @@ from . import _bridge, _reduce_ops, _scatter
 from ._reduce_ops import _pick
 
 _NEG_INF = float("-inf")
-_FUSED_DTYPES = (torch.float32, torch.float64)  # 16-bit types: torch's vectorised ops are faster than the kernels'
+# The 16-bit types too, since the kernels' row-major passes prefetch their group rows:
+# bfloat16 softmax at C = 64, 1M rows, 10K / 100K groups 84 / 102 ms fused against
+# 99 / 142 ms on torch's ops (C = 16: within noise of each other).
+_FUSED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
 
 def _floating(op: str, src):
@@ -88,7 +91,7 @@ class _Wide:
 
 def _fused_logsumexp(p: _scatter.Problem, eps: float, op: str) -> Optional[Tensor]:
     """[A, S, B]: logsumexp by edgewise's scatter_logsumexp kernel when the problem is one
-    matrix grouped by a 1-D index ([1, D, B], or [A, D, 1] transposed), float32 / float64,
+    matrix grouped by a 1-D index ([1, D, B], or [A, D, 1] transposed), a floating dtype,
     no out=, no gradient recorded nor traced, and no NaN reached a group (torch_scatter
     counts NaNs as absent, which the general path below does); None otherwise."""
     A, D, B = p.src3.shape
@@ -159,7 +162,7 @@ def _fused_softmax(p: _scatter.Problem, log: bool, eps: float, op: str) -> Optio
     """(log-)softmax by edgewise's scatter_softmax kernel (three passes over the values,
     no temporaries of their size) when the problem is one matrix grouped by a 1-D index:
     [1, D, B] directly, [A, D, 1] (the last dimension) in the kernel's transposed layout;
-    float32 / float64, no gradient recorded nor traced. None otherwise."""
+    any floating dtype, no gradient recorded nor traced. None otherwise."""
     A, D, B = p.src3.shape
     Ai, _, Bi = p.index3.shape
     if (Ai != 1 or Bi != 1 or D == 0 or (A != 1 and B != 1) or p.src3.dtype not in _FUSED_DTYPES
