@@ -11,7 +11,8 @@ where it is not, says so and exits 0. PyTorch is never a build or CI dependency.
     ... --filter gat_epoch [--gat-epochs N --gat-dataset cora]   (2-layer GAT: PyG vs edgewise.torch vs engine)
     ... --filter scatter_api   (every torch_scatter function of edgewise.torch vs torch's native op;
                                 compare_torch_scatter_api.py)
-    ... --filter pyg_accelerate [--pyg-nodes N --pyg-edges E --pyg-epochs K --pyg-models gcn,... --pyg-table-large]
+    ... --filter pyg_accelerate [--pyg-nodes N --pyg-edges E --pyg-epochs K --pyg-models gcn,... --pyg-table-large
+                                 --pyg-layers GCNConv,...]
                                (PyG's own layers / models with and without edgewise.torch.pyg.accelerate();
                                 compare_pyg_accelerate.py)
     ... --filter hetero [--hetero-rows N --hetero-types 8,64,512 --hetero-nodes N --hetero-edges E
@@ -180,6 +181,7 @@ def main():
     pyg.add_argument("--pyg-epochs", type=int, default=PYG_OPTIONS["epochs"], help="timed epochs per model and way")
     pyg.add_argument("--pyg-models", default=PYG_OPTIONS["models"], help="comma list of models")
     pyg.add_argument("--pyg-table-large", action="store_true", help="the layer table at the R-MAT size too")
+    pyg.add_argument("--pyg-layers", default="", help="comma list of layer-table names (substrings) to time")
     het = parser.add_argument_group("hetero section (typed matmuls; PyG RGCNConv / to_hetero with and without "
                                     "accelerate())")
     het.add_argument("--hetero-rows", type=int, default=HETERO_OPTIONS["rows"], help="segment_matmul rows")
@@ -220,7 +222,7 @@ def main():
         if getattr(args, "pyg_" + key) < 1:
             parser.error(f"--pyg-{key} must be positive (got {getattr(args, 'pyg_' + key)})")
     PYG_OPTIONS.update(nodes=args.pyg_nodes, edges=args.pyg_edges, epochs=args.pyg_epochs, models=args.pyg_models,
-                       table_large=args.pyg_table_large)
+                       table_large=args.pyg_table_large, layers=args.pyg_layers)
     for key in ("nodes", "edges", "features", "hidden", "epochs", "cora_seeds", "cora_epochs"):
         value = getattr(args, "nn_" + key)
         if value < (0 if key == "cora_seeds" else 1):

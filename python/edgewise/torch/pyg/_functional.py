@@ -38,6 +38,8 @@ def _on_device(*tensors) -> bool:
 def scatter_covers(src, index, dim, reduce) -> bool:
     if not (isinstance(src, Tensor) and isinstance(index, Tensor)) or reduce not in _SCATTER_REDUCES:
         return False
+    if index.dim() != 1 or index.size(0) < MIN_ROUTED_ENTRIES:  # the common small case first: no further checks
+        return False
     if src.dtype not in _checks.VALUE_DTYPES or index.dtype not in _INDEX_DTYPES or index.dim() != 1:
         return False
     if not isinstance(dim, int) or not -src.dim() <= dim < src.dim() or not _on_device(src, index):
