@@ -1,6 +1,11 @@
 // scatter_reduce backend entry points (inputs already validated by scatter_reduce.cpp).
 #pragma once
 
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
 #include "cpu_isa/dispatch.hpp"
 #include "edgewise/kernels/scatter_reduce.hpp"
 
@@ -22,13 +27,30 @@ void scatter_reduce_cpu(MatrixView<const T> values, VectorView<const I> index, R
   EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedScatterElement<T>, scatter_reduce_cpu, values, index, op, out, arg, ctx);
 }
 
+// The transposed driver's threads (the C columns split among up to C of them) and
+// the columns each folds at most.
+inline int64_t transposed_threads(int64_t cols) {
+  return std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), cols));
+}
+inline int64_t transposed_columns_per_thread(int64_t cols) {
+  const int64_t threads = transposed_threads(cols);
+  return (cols + threads - 1) / threads;
+}
+
 template <class T, class I>
 void scatter_reduce_transposed_cpu(MatrixView<const T> values_t, VectorView<const I> index, ReduceOp op,
                                    MatrixView<T> out_t, MatrixView<int64_t> arg_t, Context& ctx) {
-  // The transposed driver runs 16-bit types on the baseline copy: its AVX-512 copies
-  // measured slower there (1M x 16 bfloat16 sum into 10K: 10.8 vs 7.7 ms; not analysed).
-  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, scatter_reduce_transposed_cpu, values_t, index, op, out_t, arg_t,
-                         ctx);
+  // 16-bit types fold in the generic column loop: with 16 or more columns per thread
+  // the vector copies win (1M x 64 bfloat16 into 10K / 100K, max with arg, 2 threads:
+  // 22 / 46 ms at AVX-512 zmm, 40 / 90 ms baseline), with 8 they leave most of a vector
+  // idle and lose (1M x 16: 25 / 22 ms against 9 / 17 ms).
+  if constexpr (kHalfType<T>) {
+    if (transposed_columns_per_thread(values_t.rows) < 16) {
+      return isa_baseline::scatter_reduce_transposed_cpu(values_t, index, op, out_t, arg_t, ctx);
+    }
+  }
+  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedScatterElement<T>, scatter_reduce_transposed_cpu, values_t, index, op, out_t,
+                         arg_t, ctx);
 }
 
 template <class T, class I>

@@ -479,9 +479,8 @@ void run_transposed(MatrixView<const T> values_t, VectorView<const I> index, Mat
 template <class T, ReduceOp Op, class I>
 void run_transposed_width(MatrixView<const T> values_t, VectorView<const I> index, MatrixView<T> out_t,
                           MatrixView<int64_t> arg_t, Context& ctx) {
-  const int64_t C = values_t.rows;
-  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), C));
-  const int64_t width = (C + threads - 1) / threads;
+  const int64_t threads = transposed_threads(values_t.rows);
+  const int64_t width = transposed_columns_per_thread(values_t.rows);
   visit_row_width<T, Op>(width, [&](auto w) {
     visit_state<T, Op, decltype(w)::value>(out_t.cols, width, [&](auto tag) {
       run_transposed<typename decltype(tag)::type>(values_t, index, out_t, arg_t, threads, width, ctx);
