@@ -72,17 +72,26 @@ inline void block8x8_2byte(const void* src, int64_t src_stride, void* dst, int64
 }
 #endif
 
-// The 8 x 8 block function for T at this ISA level, or nullptr.
+// Whether this ISA level has an 8 x 8 block for T's size (a plain constant: the
+// address of a function is no constant expression under the sanitizers).
 template <class T>
-constexpr auto block8x8() {
-  using Fn = void (*)(const void*, int64_t, void*, int64_t);
+inline constexpr bool kHasBlock8x8 =
 #if defined(__AVX2__)
-  if constexpr (sizeof(T) == 4) return static_cast<Fn>(&block8x8_4byte);
+    sizeof(T) == 4 ||
 #endif
 #if defined(__SSE2__)
-  if constexpr (sizeof(T) == 2) return static_cast<Fn>(&block8x8_2byte);
+    sizeof(T) == 2 ||
 #endif
-  return static_cast<Fn>(nullptr);
+    false;
+
+template <class T>
+inline void block8x8(const T* src, int64_t src_stride, T* dst, int64_t dst_stride) {
+#if defined(__AVX2__)
+  if constexpr (sizeof(T) == 4) block8x8_4byte(src, src_stride, dst, dst_stride);
+#endif
+#if defined(__SSE2__)
+  if constexpr (sizeof(T) == 2) block8x8_2byte(src, src_stride, dst, dst_stride);
+#endif
 }
 
 }  // namespace transpose_detail
@@ -90,13 +99,14 @@ constexpr auto block8x8() {
 template <class T>
 inline void transpose_tile(const T* __restrict src, int64_t src_stride, int64_t rows, int64_t cols,
                            T* __restrict dst, int64_t dst_stride) {
-  constexpr auto block = transpose_detail::block8x8<T>();
   int64_t j_done = 0, q_done = 0;
-  if constexpr (block != nullptr) {
+  if constexpr (transpose_detail::kHasBlock8x8<T>) {
     j_done = rows / 8 * 8;
     q_done = cols / 8 * 8;
     for (int64_t j = 0; j < j_done; j += 8) {
-      for (int64_t q = 0; q < q_done; q += 8) block(src + j * src_stride + q, src_stride, dst + q * dst_stride + j, dst_stride);
+      for (int64_t q = 0; q < q_done; q += 8) {
+        transpose_detail::block8x8(src + j * src_stride + q, src_stride, dst + q * dst_stride + j, dst_stride);
+      }
     }
   }
   // The edges: rows past the last full block (all columns), then the columns past it.
