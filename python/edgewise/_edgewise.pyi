@@ -302,7 +302,10 @@ class BatchPipeline:
     edge_tables=[], replace=False, directed=True, disjoint=False,
     temporal_strategy='uniform', batch_size=1, shuffle=False, drop_last=False, seed=0,
     num_threads=1, queue_depth=4, overlap=True). overlap=False: threads sample only while
-    next() waits (a consumer whose threads take every core). start_epoch(epoch); next() -> dict (the sample as in
+    next() waits (a consumer whose threads take every core). start_epoch(epoch) cuts the
+    (shuffled) input_nodes into batches; start_epoch(epoch, seeds, offsets, seed_time=None)
+    takes the epoch's batches instead: batch b samples from seeds[offsets[b]:offsets[b + 1]]
+    (num_batches is then len(offsets) - 1, input_id positions in seeds). next() -> dict (the sample as in
     HopSampler.sample, plus index, input_id, edge_index [2, m] (row over col), node_rows /
     edge_rows: each table's rows of node / edge, as DLPack capsules) or None at the
     epoch's end; stop().
@@ -311,7 +314,7 @@ class BatchPipeline:
         ...
     def next(self) -> typing.Any:
         ...
-    def start_epoch(self, epoch: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def start_epoch(self, epoch: typing.SupportsInt | typing.SupportsIndex, seeds: typing.Any = None, offsets: typing.Any = None, seed_time: typing.Any = None) -> None:
         ...
     def stop(self) -> None:
         ...

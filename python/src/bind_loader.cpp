@@ -239,7 +239,10 @@ BatchPipeline(graph, num_neighbors, input_nodes, input_time=None, node_tables=[]
 edge_tables=[], replace=False, directed=True, disjoint=False,
 temporal_strategy='uniform', batch_size=1, shuffle=False, drop_last=False, seed=0,
 num_threads=1, queue_depth=4, overlap=True). overlap=False: threads sample only while
-next() waits (a consumer whose threads take every core). start_epoch(epoch); next() -> dict (the sample as in
+next() waits (a consumer whose threads take every core). start_epoch(epoch) cuts the
+(shuffled) input_nodes into batches; start_epoch(epoch, seeds, offsets, seed_time=None)
+takes the epoch's batches instead: batch b samples from seeds[offsets[b]:offsets[b + 1]]
+(num_batches is then len(offsets) - 1, input_id positions in seeds). next() -> dict (the sample as in
 HopSampler.sample, plus index, input_id, edge_index [2, m] (row over col), node_rows /
 edge_rows: each table's rows of node / edge, as DLPack capsules) or None at the
 epoch's end; stop().)doc")
@@ -275,11 +278,22 @@ epoch's end; stop().)doc")
            py::arg("num_threads") = 1, py::arg("queue_depth") = 4, py::arg("overlap") = true)
       .def_property_readonly("num_batches", [](const PyBatchPipeline& p) { return p.pipeline->num_batches(); })
       .def("start_epoch",
-           [](PyBatchPipeline& p, uint64_t epoch) {
+           [](PyBatchPipeline& p, uint64_t epoch, const py::object& seeds, const py::object& offsets,
+              const py::object& seed_time) {
+             constexpr const char* kOp = "BatchPipeline.start_epoch";
+             if (offsets.is_none()) {
+               EW_REQUIRE(seeds.is_none() && seed_time.is_none(), kOp, ": seeds and seed_time need offsets");
+               py::gil_scoped_release release;
+               p.pipeline->start_epoch(epoch);
+               return;
+             }
+             gnn::SeedBatches batches{int64_list(seeds, kOp, "seeds"), int64_list(offsets, kOp, "offsets"),
+                                      int64_list(seed_time, kOp, "seed_time")};
              py::gil_scoped_release release;
-             p.pipeline->start_epoch(epoch);
+             p.pipeline->start_epoch(epoch, std::move(batches));
            },
-           py::arg("epoch"))
+           py::arg("epoch"), py::arg("seeds") = py::none(), py::arg("offsets") = py::none(),
+           py::arg("seed_time") = py::none())
       .def("next", &PyBatchPipeline::next)
       .def("stop", [](PyBatchPipeline& p) {
         py::gil_scoped_release release;

@@ -96,7 +96,7 @@ BatchPipeline::BatchPipeline(std::shared_ptr<const CscGraph> graph, HopSamplerOp
              " entries, one per input node (got ", input_time_.size(), ")");
   EW_REQUIRE(input_time_.empty() || graph_->view().temporal(), kOp,
              ": input_time needs node_time or edge_time (temporal sampling)");
-  EW_REQUIRE(!graph_->view().temporal() || !input_time_.empty() || !graph_->node_time.empty(), kOp,
+  EW_REQUIRE(n == 0 || !graph_->view().temporal() || !input_time_.empty() || !graph_->node_time.empty(), kOp,
              ": sampling by edge time needs input_time (the seeds' times)");
   int64_t max_edge_id = -1;
   for (int64_t id : graph_->edge_id) max_edge_id = std::max(max_edge_id, id);
@@ -108,7 +108,8 @@ BatchPipeline::BatchPipeline(std::shared_ptr<const CscGraph> graph, HopSamplerOp
     EW_REQUIRE(edge_tables_[t].rows > max_edge_id && edge_tables_[t].row_bytes >= 0, kOp, ": edge table ", t,
                " has ", edge_tables_[t].rows, " rows; it needs one per edge (", max_edge_id + 1, ")");
   }
-  num_batches_ = options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
+  input_batches_ = options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
+  num_batches_ = input_batches_;
   // Blocks in flight: the queue, the batches being made, the one the consumer holds,
   // and the one it is dropping, per table.
   const size_t tables = node_tables_.size() + edge_tables_.size();
@@ -132,9 +133,10 @@ void BatchPipeline::stop() {
 }
 
 void BatchPipeline::start_epoch(uint64_t epoch) {
-  stop();
   EW_REQUIRE(epoch < (uint64_t{1} << 26), kOp, ": epoch (", epoch, ") must be below 2^26");
-  EW_REQUIRE(num_batches_ < (int64_t{1} << 32), kOp, ": at most 2^32 batches per epoch");
+  stop();
+  given_ = SeedBatches{};
+  num_batches_ = input_batches_;
   const int64_t n = static_cast<int64_t>(inputs_.size());
   order_.resize(static_cast<size_t>(n));
   std::iota(order_.begin(), order_.end(), int64_t{0});
@@ -145,6 +147,39 @@ void BatchPipeline::start_epoch(uint64_t epoch) {
       std::swap(order_[i], order_[j]);
     }
   }
+  begin_epoch(epoch);
+}
+
+void BatchPipeline::start_epoch(uint64_t epoch, SeedBatches batches) {
+  EW_REQUIRE(epoch < (uint64_t{1} << 26), kOp, ": epoch (", epoch, ") must be below 2^26");
+  const int64_t N = graph_->view().num_nodes();
+  const int64_t n = static_cast<int64_t>(batches.seeds.size());
+  const std::vector<int64_t>& offsets = batches.offsets;
+  EW_REQUIRE(!offsets.empty() && offsets.front() == 0 && offsets.back() == n, kOp,
+             ": offsets must run from 0 to the number of seeds (", n, ")");
+  for (size_t b = 1; b < offsets.size(); ++b) {
+    EW_REQUIRE(offsets[b] >= offsets[b - 1], kOp, ": offsets must not decrease (offsets[", b, "] = ", offsets[b],
+               " < ", offsets[b - 1], ")");
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    EW_REQUIRE(batches.seeds[i] >= 0 && batches.seeds[i] < N, kOp, ": seeds[", i, "] (", batches.seeds[i],
+               ") must lie in [0, ", N, ")");
+  }
+  EW_REQUIRE(batches.seed_time.empty() || static_cast<int64_t>(batches.seed_time.size()) == n, kOp,
+             ": seed_time must hold ", n, " entries, one per seed (got ", batches.seed_time.size(), ")");
+  EW_REQUIRE(batches.seed_time.empty() || graph_->view().temporal(), kOp,
+             ": seed_time needs node_time or edge_time (temporal sampling)");
+  EW_REQUIRE(!graph_->view().temporal() || !batches.seed_time.empty() || !graph_->node_time.empty(), kOp,
+             ": sampling by edge time needs seed_time (the seeds' times)");
+  stop();
+  num_batches_ = static_cast<int64_t>(offsets.size()) - 1;
+  given_ = std::move(batches);
+  order_.clear();
+  begin_epoch(epoch);
+}
+
+void BatchPipeline::begin_epoch(uint64_t epoch) {
+  EW_REQUIRE(num_batches_ < (int64_t{1} << 32), kOp, ": at most 2^32 batches per epoch");
   epoch_ = epoch;
   next_to_make_ = 0;
   next_to_hand_ = 0;
@@ -194,16 +229,25 @@ void BatchPipeline::work() {
 }
 
 SampledBatch BatchPipeline::make(int64_t b, HopSamplerScratch& scratch) const {
-  const int64_t n = static_cast<int64_t>(order_.size());
-  const int64_t begin = b * options_.batch_size, end = std::min(n, begin + options_.batch_size);
   SampledBatch batch;
   batch.index = b;
-  batch.input_id.assign(order_.begin() + begin, order_.begin() + end);
-  std::vector<int64_t> seeds(batch.input_id.size()), times;
-  for (size_t i = 0; i < seeds.size(); ++i) seeds[i] = inputs_[batch.input_id[i]];
-  if (!input_time_.empty()) {
-    times.resize(seeds.size());
-    for (size_t i = 0; i < seeds.size(); ++i) times[i] = input_time_[batch.input_id[i]];
+  std::vector<int64_t> seeds, times;
+  if (!given_.offsets.empty()) {
+    const int64_t begin = given_.offsets[b], end = given_.offsets[b + 1];
+    batch.input_id.resize(static_cast<size_t>(end - begin));
+    std::iota(batch.input_id.begin(), batch.input_id.end(), begin);
+    seeds.assign(given_.seeds.begin() + begin, given_.seeds.begin() + end);
+    if (!given_.seed_time.empty()) times.assign(given_.seed_time.begin() + begin, given_.seed_time.begin() + end);
+  } else {
+    const int64_t n = static_cast<int64_t>(order_.size());
+    const int64_t begin = b * options_.batch_size, end = std::min(n, begin + options_.batch_size);
+    batch.input_id.assign(order_.begin() + begin, order_.begin() + end);
+    seeds.resize(batch.input_id.size());
+    for (size_t i = 0; i < seeds.size(); ++i) seeds[i] = inputs_[batch.input_id[i]];
+    if (!input_time_.empty()) {
+      times.resize(seeds.size());
+      for (size_t i = 0; i < seeds.size(); ++i) times[i] = input_time_[batch.input_id[i]];
+    }
   }
   batch.subgraph = sampler_.sample(seeds, times, options_.seed, (epoch_ << 32) | static_cast<uint64_t>(b), scratch);
   if (options_.edge_index) {

@@ -622,6 +622,52 @@ TEST(BatchPipeline, BatchesOutliveTheirPipelineAndBuffersAreReused) {
   }
 }
 
+TEST(BatchPipeline, GivenSeedBatchesAreSampledAsGivenAndTheNextPlainEpochCutsTheInputsAgain) {
+  const Coo g = random_graph(200, 2500, 13);
+  const auto csc = csc_of(g);
+  const Features f(g.n);
+  BatchPipelineOptions o;
+  o.batch_size = 8;
+  o.num_threads = 2;
+  o.seed = 5;
+  std::vector<int64_t> inputs(20);
+  std::iota(inputs.begin(), inputs.end(), 0);
+  BatchPipeline p(csc, hops({4, 2}), inputs, {}, {f.table(g.n)}, {}, o);
+  SeedBatches given{{7, 3, 150, 9, 12, 199, 0}, {0, 3, 3, 7}, {}};  // an empty batch in the middle
+  p.start_epoch(2, given);
+  EXPECT_EQ(p.num_batches(), 3);
+  std::vector<SampledBatch> batches;
+  SampledBatch b;
+  for (;;) {
+    const auto got = p.next(b, std::chrono::milliseconds(1000));
+    if (got == BatchPipeline::Next::End) break;
+    if (got == BatchPipeline::Next::Batch) batches.push_back(std::move(b));
+  }
+  ASSERT_EQ(batches.size(), 3u);
+  HopSampler direct(csc->view(), hops({4, 2}));
+  HopSamplerScratch scratch;
+  for (int64_t k = 0; k < 3; ++k) {
+    const std::vector<int64_t> seeds(given.seeds.begin() + given.offsets[k], given.seeds.begin() + given.offsets[k + 1]);
+    std::vector<int64_t> positions(seeds.size());
+    std::iota(positions.begin(), positions.end(), given.offsets[k]);
+    EXPECT_EQ(batches[k].input_id, positions);
+    // The same draws as the sampler called directly with the batch's stream.
+    const SampledSubgraph expected = direct.sample(seeds, {}, o.seed, (uint64_t{2} << 32) | uint64_t(k), scratch);
+    EXPECT_EQ(batches[k].subgraph.node, expected.node);
+    EXPECT_EQ(batches[k].subgraph.edge, expected.edge);
+    const float* rows = reinterpret_cast<const float*>(batches[k].node_rows[0]->data);
+    for (size_t i = 0; i < expected.node.size(); ++i) EXPECT_EQ(rows[3 * i], float(expected.node[i]));
+  }
+  EXPECT_EQ(run_epoch(p, 3).size(), 3u);  // 20 inputs in batches of 8 again
+  EXPECT_EQ(p.num_batches(), 3);
+  // Bad batches are refused before the epoch in progress is touched.
+  expect_invalid([&] { p.start_epoch(0, SeedBatches{{1, 2}, {0, 1}, {}}); }, "offsets must run from 0");
+  expect_invalid([&] { p.start_epoch(0, SeedBatches{{1, 2}, {0, 2, 1, 2}, {}}); }, "offsets must not decrease");
+  expect_invalid([&] { p.start_epoch(0, SeedBatches{{1, 200}, {0, 2}, {}}); }, "seeds[1] (200)");
+  expect_invalid([&] { p.start_epoch(0, SeedBatches{{1, 2}, {0, 2}, {5, 6}}); }, "seed_time needs");
+  expect_invalid([&] { p.start_epoch(0, SeedBatches{{1, 2}, {0, 2}, {5}}); }, "seed_time must hold 2");
+}
+
 TEST(BatchPipeline, BadArgumentsAreRefusedBeforeAnyThreadStarts) {
   const Coo g = random_graph(30, 100, 11);
   const auto csc = csc_of(g);

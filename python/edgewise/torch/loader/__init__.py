@@ -2,7 +2,8 @@
 minibatches, prepared by native threads (``NeighborLoader``), with PyG's arguments
 and PyG ``Data`` batches (a :class:`SampledData` where torch_geometric is absent), or
 ``HeteroData`` batches from ``HeteroData`` with per-edge-type fanouts;
-``LinkNeighborLoader``: PyG's link loader on Edgewise's sampler (needs PyG)."""
+``LinkNeighborLoader``: minibatches around label edges (with negatives), prepared
+the same way."""
 
 from ._hetero_neighbor_loader import HeteroNeighborLoader
 from ._link_neighbor_loader import LinkNeighborLoader

@@ -1,29 +1,318 @@
-"""LinkNeighborLoader: PyG's LinkNeighborLoader whose sampling runs on Edgewise's HopSampler."""
+"""LinkNeighborLoader: PyG's LinkNeighborLoader arguments and batches, prepared by native threads."""
 
-from typing import Any, List
+import math
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import torch
+
+from ._neighbor_loader import NeighborLoader
 
 # Arguments PyG's LinkNeighborLoader hands to its NeighborSampler.
 _SAMPLER_ARGS = ("subgraph_type", "replace", "disjoint", "temporal_strategy", "time_attr", "weight_attr", "is_sorted",
                  "share_memory", "directed")
+# Arguments only PyG's own LinkLoader understands: given one, the loader is PyG's.
+_PYG_ONLY_ARGS = ("neighbor_sampler", "transform_sampler_output", "custom_cls")
 
 
-def LinkNeighborLoader(data: Any, num_neighbors: List[int], **kwargs: Any) -> Any:
-    """``torch_geometric.loader.LinkNeighborLoader`` (same arguments: ``edge_label_index``,
-    ``edge_label``, ``edge_label_time``, ``neg_sampling`` / ``neg_sampling_ratio``,
-    ``batch_size``, ...) with ``edgewise.torch.pyg.NeighborSampler`` as its sampler: it
-    runs without pyg-lib or torch-sparse. Batches are PyG's (``edge_label_index``,
-    ``edge_label``, ``n_id``, ``e_id``, ``input_id``, ...), prepared by PyG's DataLoader
-    (its ``num_workers``), not by NeighborLoader's native threads. Needs torch_geometric."""
+class _Negatives:
+    """PyG's NegativeSampling, checked: mode 'binary' (random node pairs labelled 0) or
+    'triplet' (random destinations per positive), amount per positive, optional
+    per-node weights for the sources / destinations drawn."""
+
+    def __init__(self, op: str, mode: Any, amount: Any, src_weight: Any, dst_weight: Any, num_nodes: int) -> None:
+        mode = str(getattr(mode, "value", mode))
+        if mode not in ("binary", "triplet"):
+            raise ValueError(f"{op}: neg_sampling mode '{mode}' must be 'binary' or 'triplet'")
+        if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not math.isfinite(amount) or amount <= 0:
+            raise ValueError(f"{op}: neg_sampling amount must be a positive number (got {amount!r})")
+        if mode == "triplet":
+            if amount != math.ceil(amount):
+                raise ValueError(f"{op}: neg_sampling amount must be an integer for 'triplet' negative sampling "
+                                 f"(got {amount})")
+            amount = math.ceil(amount)
+        self.mode = mode
+        self.amount = amount
+        self.weight = {"src": _check_weight(op, "src_weight", src_weight, num_nodes),
+                       "dst": _check_weight(op, "dst_weight", dst_weight, num_nodes)}
+        self.num_nodes = num_nodes
+
+    def draw(self, count: int, endpoint: str, generator: torch.Generator) -> torch.Tensor:
+        weight = self.weight[endpoint]
+        if weight is None:
+            return torch.randint(self.num_nodes, (count,), generator=generator)
+        return torch.multinomial(weight, count, replacement=True, generator=generator)
+
+
+def _check_weight(op: str, name: str, weight: Any, num_nodes: int) -> Optional[torch.Tensor]:
+    if weight is None:
+        return None
+    w = torch.as_tensor(weight)
+    if w.dim() != 1 or w.numel() != num_nodes or not w.is_floating_point():
+        raise ValueError(f"{op}: neg_sampling {name} must be a 1-D floating-point tensor with one entry per node "
+                         f"({num_nodes}), got {w.dtype} {list(w.shape)}")
+    w = w.detach().to("cpu", torch.float64)
+    if not bool((torch.isfinite(w) & (w >= 0)).all()) or float(w.sum()) <= 0:
+        raise ValueError(f"{op}: neg_sampling {name} must be finite, >= 0 and not all zero")
+    return w
+
+
+def _negatives(op: str, neg_sampling: Any, neg_sampling_ratio: Any, num_nodes: int) -> Optional[_Negatives]:
+    if neg_sampling_ratio is not None and neg_sampling_ratio != 0.0:  # PyG's older spelling
+        return _Negatives(op, "binary", neg_sampling_ratio, None, None, num_nodes)
+    if neg_sampling is None:
+        return None
+    if isinstance(neg_sampling, str):
+        return _Negatives(op, neg_sampling, 1, None, None, num_nodes)
+    if isinstance(neg_sampling, dict):
+        unknown = sorted(set(neg_sampling) - {"mode", "amount", "src_weight", "dst_weight"})
+        if unknown or "mode" not in neg_sampling:
+            raise ValueError(f"{op}: neg_sampling as a dict takes 'mode', 'amount', 'src_weight' and 'dst_weight' "
+                             f"(got {sorted(neg_sampling)})")
+        return _Negatives(op, neg_sampling["mode"], neg_sampling.get("amount", 1), neg_sampling.get("src_weight"),
+                          neg_sampling.get("dst_weight"), num_nodes)
+    if hasattr(neg_sampling, "mode") and hasattr(neg_sampling, "amount"):  # torch_geometric's NegativeSampling
+        return _Negatives(op, neg_sampling.mode, neg_sampling.amount, getattr(neg_sampling, "src_weight", None),
+                          getattr(neg_sampling, "dst_weight", None), num_nodes)
+    raise ValueError(f"{op}: neg_sampling must be 'binary', 'triplet', a dict or a NegativeSampling "
+                     f"(got {type(neg_sampling).__name__})")
+
+
+class LinkNeighborLoader(NeighborLoader):
+    r"""Minibatches of sampled neighbourhoods around label edges, PyG's ``LinkNeighborLoader``
+    on Edgewise's threads.
+
+    Arguments follow ``torch_geometric.loader.LinkNeighborLoader``: ``edge_label_index``
+    ([2, L] node pairs, default ``data.edge_index``), ``edge_label``, ``edge_label_time``
+    (with ``time_attr``: temporal sampling, disjoint), ``neg_sampling`` (``"binary"``,
+    ``"triplet"``, a dict or PyG's ``NegativeSampling``: ``mode``, ``amount``,
+    ``src_weight``, ``dst_weight``) or ``neg_sampling_ratio``, ``input_id``, and
+    everything :class:`NeighborLoader` takes about sampling, batches and threads
+    (``batch_size`` label edges per batch).
+
+    Each batch is what PyG's loader yields: the sample around the batch's endpoints
+    (deduplicated and sorted, or one subgraph per endpoint with ``disjoint``) with
+    data's attributes sliced to it, ``n_id``, ``e_id``, ``num_sampled_nodes``,
+    ``num_sampled_edges``, ``batch`` (disjoint: the label edge of each node),
+    ``input_id`` (the batch's positions in ``edge_label_index``), and
+    ``edge_label_index`` (local ids) / ``edge_label`` (negatives 0, positives 1, or the
+    given labels, shifted by one when they start at 0) / ``edge_label_time``, or for
+    ``"triplet"`` ``src_index``, ``dst_pos_index``, ``dst_neg_index`` and ``seed_time``.
+    Negatives are drawn uniformly (or by the weights; temporal: among nodes no newer
+    than the label edge, as PyG) from a generator keyed by ``seed`` and the epoch, so an
+    epoch is the same batches at any thread count. The batches' endpoints are found
+    when an epoch starts; the threads then sample and gather ahead of the loop.
+
+    Given ``neighbor_sampler``, ``transform_sampler_output`` or ``custom_cls``, it is
+    PyG's own ``LinkNeighborLoader`` (with ``edgewise.torch.pyg.NeighborSampler`` unless
+    a sampler is given; needs torch_geometric; batches prepared by PyG's DataLoader).
+    ``HeteroData`` goes there too, where PyG's typed sampling needs pyg-lib or
+    torch-sparse.
+    """
+
+    def __new__(cls, data: Any = None, *args: Any, **kwargs: Any) -> Any:
+        from ._hetero_neighbor_loader import is_hetero_data
+        if is_hetero_data(data) or isinstance(data, tuple) or any(kwargs.get(k) is not None for k in _PYG_ONLY_ARGS):
+            return _pyg_link_neighbor_loader(data, *args, **kwargs)
+        return object.__new__(cls)
+
+    def __init__(self, data: Any, num_neighbors: List[int], edge_label_index: Any = None, edge_label: Any = None,
+                 edge_label_time: Any = None, replace: bool = False, subgraph_type: str = "directional",
+                 disjoint: bool = False, temporal_strategy: str = "uniform", neg_sampling: Any = None,
+                 neg_sampling_ratio: Any = None, time_attr: Optional[str] = None, weight_attr: Optional[str] = None,
+                 transform: Optional[Callable] = None, batch_size: int = 1, shuffle: bool = False,
+                 drop_last: bool = False, num_threads: Optional[int] = None, prefetch: int = 4,
+                 seed: Optional[int] = None, directed: bool = True, overlap: bool = True, input_id: Any = None,
+                 **kwargs: Any) -> None:
+        op = type(self).__name__
+        if (edge_label_time is not None) != (time_attr is not None):
+            raise ValueError(f"{op}: received conflicting 'edge_label_time' and 'time_attr' arguments: "
+                             f"'edge_label_time' is {'set' if edge_label_time is not None else 'not set'} while "
+                             f"'time_attr' is {'set' if time_attr is not None else 'not set'}; both must be given "
+                             f"for temporal sampling")
+        super().__init__(data, num_neighbors, input_nodes=torch.empty(0, dtype=torch.int64), replace=replace,
+                         subgraph_type=subgraph_type, disjoint=disjoint, temporal_strategy=temporal_strategy,
+                         time_attr=time_attr, weight_attr=weight_attr, transform=transform, batch_size=batch_size,
+                         shuffle=shuffle, drop_last=drop_last, num_threads=num_threads, prefetch=prefetch, seed=seed,
+                         directed=directed, overlap=overlap, **kwargs)
+        n = self.source.num_nodes
+        self.edge_label_index = self._check_label_index(edge_label_index)
+        num_labels = int(self.edge_label_index.size(1))
+        self.negatives = _negatives(op, neg_sampling, neg_sampling_ratio, n)
+        self.edge_label = self._check_per_label("edge_label", edge_label, num_labels, integer=False)
+        if self.negatives is not None and self.negatives.mode == "triplet" and self.edge_label is not None:
+            raise ValueError(f"{op}: 'edge_label' needs to be undefined for 'triplet'-based negative sampling; use "
+                             f"the batch's src_index, dst_pos_index and dst_neg_index to tell positive and "
+                             f"negative examples apart")
+        if (self.negatives is not None and self.negatives.mode == "binary" and self.edge_label is not None
+                and self.edge_label.numel() and bool(self.edge_label.min() == 0)):
+            self.edge_label = self.edge_label + 1  # PyG: 0 now means "negative"
+        self.edge_label_time = self._check_per_label("edge_label_time", edge_label_time, num_labels, integer=True)
+        self.input_id = self._check_per_label("input_id", input_id, num_labels, integer=True)
+        node_time = self.source.node_time(time_attr)[0]
+        self.node_time = node_time.detach().to("cpu", torch.int64) if node_time is not None else None
+        self._meta: List[Dict[str, Any]] = []
+
+    def _check_label_index(self, edge_label_index: Any) -> torch.Tensor:
+        op, n = self.op, self.source.num_nodes
+        if edge_label_index is None:
+            return self.source.edge_index.detach().to("cpu", torch.int64)
+        if isinstance(edge_label_index, (tuple, list, str)):
+            raise ValueError(f"{op}: edge_label_index of an edge type is for heterogeneous graphs; pass a [2, L] "
+                             f"tensor of node ids")
+        t = torch.as_tensor(edge_label_index)
+        if t.dim() != 2 or t.size(0) != 2:
+            raise ValueError(f"{op}: edge_label_index must be [2, L] (got {list(t.shape)})")
+        if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+            raise ValueError(f"{op}: edge_label_index must hold node ids (integers), got {t.dtype}")
+        t = t.detach().to("cpu", torch.int64)
+        bad = (t < 0) | (t >= n)
+        if bool(bad.any()):
+            i, k = (int(v) for v in bad.nonzero()[0])
+            raise ValueError(f"{op}: edge_label_index[{i}, {k}] ({int(t[i, k])}) must lie in [0, {n})")
+        return t.contiguous()
+
+    def _check_per_label(self, name: str, value: Any, num_labels: int, integer: bool) -> Optional[torch.Tensor]:
+        if value is None:
+            return None
+        t = torch.as_tensor(value)
+        if t.dim() == 0 or t.size(0) != num_labels or (integer and (t.dim() != 1 or t.is_floating_point())):
+            kind = "a 1-D integer tensor" if integer else "a tensor"
+            raise ValueError(f"{self.op}: {name} must be {kind} with one entry per label edge ({num_labels}), "
+                             f"got {t.dtype} {list(t.shape)}")
+        return t.detach().cpu()
+
+    def __len__(self) -> int:
+        num_labels = int(self.edge_label_index.size(1))
+        return num_labels // self.batch_size if self.drop_last else -(-num_labels // self.batch_size)
+
+    def _start_epoch(self, epoch: int) -> None:
+        generator = torch.Generator().manual_seed((self.seed * 0x9E3779B97F4A7C15 + epoch) % (2**63))
+        num_labels = int(self.edge_label_index.size(1))
+        order = torch.randperm(num_labels, generator=generator) if self.shuffle else torch.arange(num_labels)
+        seeds: List[torch.Tensor] = []
+        times: List[torch.Tensor] = []
+        offsets = [0]
+        self._meta = []
+        for b in range(len(self)):
+            seed, seed_time, meta = self._endpoints(order[b * self.batch_size:(b + 1) * self.batch_size], generator)
+            seeds.append(seed)
+            if seed_time is not None:
+                times.append(seed_time)
+            offsets.append(offsets[-1] + seed.numel())
+            self._meta.append(meta)
+        flat = torch.cat(seeds) if seeds else torch.empty(0, dtype=torch.int64)
+        flat_time = torch.cat(times).to(torch.int64) if times else None
+        self.pipeline.start_epoch(epoch, seeds=flat, offsets=torch.tensor(offsets, dtype=torch.int64),
+                                  seed_time=flat_time)
+
+    def _endpoints(self, index: torch.Tensor,
+                   generator: torch.Generator) -> Tuple[torch.Tensor, Optional[torch.Tensor], Dict[str, Any]]:
+        """One batch's seeds (and their times) and what its batch reports about the label
+        edges, as PyG's edge_sample computes them."""
+        src, dst = self.edge_label_index[0, index], self.edge_label_index[1, index]
+        label = self.edge_label[index] if self.edge_label is not None else None
+        time = self.edge_label_time[index] if self.edge_label_time is not None else None
+        num_pos = int(index.numel())
+        src_time = dst_time = time
+        neg = self.negatives
+        if neg is not None and neg.mode == "binary":
+            num_neg = math.ceil(num_pos * neg.amount)
+            src = torch.cat([src, self._draw(src, "src", src_time, generator)])
+            dst = torch.cat([dst, self._draw(dst, "dst", dst_time, generator)])
+            if label is None:
+                label = torch.ones(num_pos)
+            label = torch.cat([label, label.new_zeros((num_neg,) + tuple(label.shape[1:]))])
+            if time is not None:
+                src_time = dst_time = time.repeat(1 + math.ceil(neg.amount))[:num_pos + num_neg]
+        elif neg is not None:
+            dst = torch.cat([dst, self._draw(dst, "dst", dst_time, generator)])
+            if time is not None:
+                dst_time = time.repeat(1 + neg.amount)
+        seed = torch.cat([src, dst])
+        seed_time = torch.cat([src_time, dst_time]) if time is not None else None
+        if not self.disjoint:
+            seed, inverse = seed.unique(return_inverse=True)
+        meta: Dict[str, Any] = {"num_pos": num_pos,
+                                "input_id": self.input_id[index] if self.input_id is not None else index}
+        if neg is None or neg.mode == "binary":
+            meta["edge_label_index"] = (torch.arange(seed.numel()) if self.disjoint else inverse).view(2, -1)
+            meta["edge_label"] = label
+            meta["edge_label_time"] = src_time
+        else:
+            if self.disjoint:
+                src_index = torch.arange(num_pos)
+                dst_pos_index = torch.arange(num_pos, 2 * num_pos)
+                dst_neg_index = torch.arange(2 * num_pos, seed.numel()).view(-1, num_pos).t()
+            else:
+                src_index = inverse[:num_pos]
+                dst_pos_index = inverse[num_pos:2 * num_pos]
+                dst_neg_index = inverse[2 * num_pos:]
+            meta["src_index"] = src_index
+            meta["dst_pos_index"] = dst_pos_index
+            meta["dst_neg_index"] = dst_neg_index.reshape(num_pos, -1).squeeze(-1)
+            meta["seed_time"] = src_time
+        return seed, seed_time, meta
+
+    def _draw(self, seed: torch.Tensor, endpoint: str, seed_time: Optional[torch.Tensor],
+              generator: torch.Generator) -> torch.Tensor:
+        """ceil(len(seed) * amount) negative endpoints; with node times, only nodes no newer
+        than their positive's time (PyG's greedy redraw, five rounds, then the oldest node)."""
+        neg = self.negatives
+        count = math.ceil(seed.numel() * neg.amount)
+        if self.node_time is None:
+            return neg.draw(count, endpoint, generator)
+        per_seed = math.ceil(neg.amount)
+        node_time = self.node_time
+        limit = seed_time.view(1, -1).expand(per_seed, -1)
+        out = neg.draw(per_seed * seed.numel(), endpoint, generator).view(per_seed, seed.numel())
+        invalid = node_time[out] > limit
+        for _ in range(5):
+            num_invalid = int(invalid.sum())
+            if num_invalid == 0:
+                break
+            redrawn = neg.draw(num_invalid, endpoint, generator)
+            out[invalid] = redrawn
+            invalid[invalid.clone()] = node_time[redrawn] > limit[invalid]
+        else:
+            out[invalid] = int(node_time.argmin())
+        return out.reshape(-1)[:count]
+
+    def _batch(self, out: Dict[str, Any]) -> Any:
+        fields = self._sampled_fields(out)
+        meta = self._meta[int(out["index"])]
+        if self.disjoint and fields["batch"] is not None:
+            fields["batch"] = fields["batch"] % meta["num_pos"]  # the label edge each node was sampled for
+        fields["input_id"] = meta["input_id"]
+        if "edge_label_index" in meta:
+            for key in ("edge_label_index", "edge_label", "edge_label_time"):
+                fields[key] = meta[key]
+            none_keys: Tuple[str, ...] = ("edge_label", "edge_label_time")
+        else:
+            for key in ("src_index", "dst_pos_index", "dst_neg_index", "seed_time"):
+                fields[key] = meta[key]
+            fields.pop("edge_label_index", None)
+            fields.pop("edge_label_time", None)
+            none_keys = ("seed_time",)
+        return self._finish(fields, ("batch", "num_sampled_nodes", "num_sampled_edges") + none_keys)
+
+    def __repr__(self) -> str:
+        return f"{self.op}(num_neighbors={self.num_neighbors}, batch_size={self.batch_size}, batches={len(self)})"
+
+
+def _pyg_link_neighbor_loader(data: Any, num_neighbors: Any, **kwargs: Any) -> Any:
+    """PyG's LinkNeighborLoader, with edgewise.torch.pyg.NeighborSampler unless a sampler is given."""
     try:
         from torch_geometric.loader import LinkNeighborLoader as PygLinkNeighborLoader
     except ImportError as error:
-        raise ImportError("edgewise.torch.loader.LinkNeighborLoader builds on torch_geometric's LinkLoader: "
-                          "install torch_geometric (pip install torch_geometric)") from error
+        raise ImportError("edgewise.torch.loader.LinkNeighborLoader with HeteroData, neighbor_sampler, "
+                          "transform_sampler_output or custom_cls is torch_geometric's LinkLoader: install "
+                          "torch_geometric (pip install torch_geometric)") from error
     from ..pyg import NeighborSampler
 
     if isinstance(num_neighbors, dict):
         raise ValueError("LinkNeighborLoader: num_neighbors as a dict is for heterogeneous graphs, which this "
                          "loader does not sample; pass a list of ints")
-    sampler_kwargs = {k: kwargs[k] for k in _SAMPLER_ARGS if k in kwargs}
-    sampler = NeighborSampler(data, num_neighbors=num_neighbors, **sampler_kwargs)
-    return PygLinkNeighborLoader(data, num_neighbors=num_neighbors, neighbor_sampler=sampler, **kwargs)
+    if kwargs.get("neighbor_sampler") is None:
+        sampler_kwargs = {k: kwargs[k] for k in _SAMPLER_ARGS if k in kwargs}
+        kwargs["neighbor_sampler"] = NeighborSampler(data, num_neighbors=num_neighbors, **sampler_kwargs)
+    return PygLinkNeighborLoader(data, num_neighbors=num_neighbors, **kwargs)

@@ -1,6 +1,6 @@
 """NeighborLoader: PyG's NeighborLoader arguments and batches, prepared by native threads."""
 
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
 
@@ -123,6 +123,9 @@ class NeighborLoader:
     def __len__(self) -> int:
         return int(self.pipeline.num_batches)
 
+    def _start_epoch(self, epoch: int) -> None:
+        self.pipeline.start_epoch(epoch)
+
     def __iter__(self) -> Iterator[Any]:
         self.source.check_unchanged()
         if self._active is not None:
@@ -139,9 +142,18 @@ class NeighborLoader:
         return self._active
 
     def _batch(self, out: Dict[str, Any]) -> Any:
+        fields = self._sampled_fields(out)
+        input_id = torch.from_dlpack(out["input_id"])
+        fields["input_id"] = input_id
+        fields["seed_time"] = self._seed_time(input_id)
+        fields["batch_size"] = input_id.numel()
+        return self._finish(fields, ("batch", "seed_time", "num_sampled_nodes", "num_sampled_edges"))
+
+    def _sampled_fields(self, out: Dict[str, Any]) -> Dict[str, Any]:
+        """The sample's fields every loader's batch has: data's attributes sliced to it,
+        edge_index, n_id, e_id, batch, num_sampled_nodes / edges."""
         node = torch.from_dlpack(out["node"])
         edge = torch.from_dlpack(out["edge"])
-        input_id = torch.from_dlpack(out["input_id"])
         fields: Dict[str, Any] = dict(self.source.other)
         for key, capsule in zip(self.source.node_keys, out["node_rows"]):
             fields[key] = torch.from_dlpack(capsule)
@@ -158,14 +170,16 @@ class NeighborLoader:
         fields["num_sampled_edges"] = list(out["num_sampled_edges"])
         if self.subgraph_type == "bidirectional":
             _make_bidirectional(fields, self.source.edge_keys, node.numel())
-        fields["input_id"] = input_id
-        fields["seed_time"] = self._seed_time(input_id)
-        fields["batch_size"] = input_id.numel()
+        return fields
+
+    def _finish(self, fields: Dict[str, Any], none_keys: Tuple[str, ...]) -> Any:
+        """The batch object (PyG Data, else SampledData), transformed. Keys in
+        none_keys stay attributes (None) when unset, as PyG's loaders leave them."""
         if self.source.pyg:
             from torch_geometric.data import Data
             data = Data(**{k: v for k, v in fields.items() if v is not None})
-            for key in ("batch", "seed_time", "num_sampled_nodes", "num_sampled_edges"):
-                if fields[key] is None:
+            for key in none_keys:
+                if fields.get(key) is None:
                     setattr(data, key, None)
         else:
             data = SampledData(**fields)
@@ -210,7 +224,7 @@ class _Epoch:
     def __init__(self, loader: NeighborLoader, epoch: int) -> None:
         self.loader = loader
         self.closed = False
-        loader.pipeline.start_epoch(epoch)
+        loader._start_epoch(epoch)
 
     def __iter__(self) -> "_Epoch":
         return self

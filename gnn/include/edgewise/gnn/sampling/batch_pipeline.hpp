@@ -82,6 +82,16 @@ struct BatchPipelineOptions {
   bool overlap = true;
 };
 
+// Seed lists given per batch for one epoch instead of cut from the inputs: batch b's
+// seeds are seeds[offsets[b], offsets[b + 1]) (a link loader's batches: each batch's
+// endpoints, deduplicated unless the sampler is disjoint), seed_time one time per
+// seed or empty.
+struct SeedBatches {
+  std::vector<int64_t> seeds;
+  std::vector<int64_t> offsets;  // num_batches + 1 entries, from 0 to seeds.size()
+  std::vector<int64_t> seed_time;
+};
+
 // Epoch e's batches: the inputs in order (or shuffled by Philox(seed, e)), cut into
 // batch_size pieces; batch b is sampled with stream (e << 32 | b), so the batches are
 // the same for any thread count and any consumer speed. At most queue_depth batches
@@ -106,6 +116,10 @@ class BatchPipeline {
 
   // Stops any epoch in progress and starts epoch `epoch`.
   void start_epoch(uint64_t epoch);
+  // The same with the epoch's batches given (input_id then reports positions in
+  // batches.seeds); num_batches() is theirs until the next start_epoch. Checks them
+  // before stopping the epoch in progress.
+  void start_epoch(uint64_t epoch, SeedBatches batches);
 
   enum class Next { Batch, End, Timeout };
   // Waits up to `timeout` for the next batch in order; Batch fills `out`. Rethrows a
@@ -117,6 +131,7 @@ class BatchPipeline {
   void stop();
 
  private:
+  void begin_epoch(uint64_t epoch);
   void work();
   SampledBatch make(int64_t b, HopSamplerScratch& scratch) const;
 
@@ -128,7 +143,9 @@ class BatchPipeline {
   std::vector<RowTable> edge_tables_;
   BatchPipelineOptions options_;
   int64_t num_batches_ = 0;
+  int64_t input_batches_ = 0;  // what inputs_ cut into
   std::shared_ptr<BufferPool> pool_;
+  SeedBatches given_;          // this epoch's batches when given (offsets non-empty)
 
   // One epoch's state, guarded by mutex_.
   std::mutex mutex_;
