@@ -219,4 +219,19 @@ inline py::capsule int64_capsule(std::vector<int64_t>&& values) {
 // Registers edgewise._edgewise.DeviceArray (the DLPack producer of CUDA outputs).
 void register_array_interop(py::module_& m);
 
+// For the length of one kernel call whose outputs this binding just allocated: the
+// context's outputs_fresh set (the kernel may check inputs while it writes), restored
+// after (the per-thread context is shared with calls that write into caller-owned arrays).
+class FreshOutputs {
+ public:
+  explicit FreshOutputs(Context& ctx) : ctx_(ctx), saved_(ctx.outputs_fresh) { ctx.outputs_fresh = true; }
+  ~FreshOutputs() { ctx_.outputs_fresh = saved_; }
+  FreshOutputs(const FreshOutputs&) = delete;
+  FreshOutputs& operator=(const FreshOutputs&) = delete;
+
+ private:
+  Context& ctx_;
+  bool saved_;
+};
+
 }  // namespace edgewise::python

@@ -69,6 +69,7 @@ py::object gather_rows_coo_py(const py::object& values_in, const py::object& ind
       MatrixView<T> out_view{static_cast<T*>(out.data), batches * idx.cols, v.cols, out.device};
       Context& ctx = call.context();
       {
+        const FreshOutputs fresh(ctx);
         py::gil_scoped_release release;
         gather_rows_coo<T, I>(v, idx, out_view, batches, ctx);
       }

@@ -63,9 +63,11 @@ void check_csr(Device device, const std::vector<int64_t>& offsets, int64_t Ao, i
   EXPECT_TRUE(same_bits(out.to_host_vector(), reference::gather_rows_csr_ref(values, offsets, Ao, A, M, C)));
 }
 
+// fresh: the context says out was just allocated (the CPU copy then checks the index as
+// it reads it instead of in a pass before).
 template <class T, class I>
 void check_coo(Device device, const std::vector<I>& index, int64_t Ai, int64_t A, int64_t S, int64_t C,
-               uint64_t salt) {
+               uint64_t salt, bool fresh = false) {
   const int64_t E = static_cast<int64_t>(index.size()) / Ai;
   SCOPED_TRACE("coo A=" + std::to_string(A) + " Ai=" + std::to_string(Ai) + " S=" + std::to_string(S) +
                " E=" + std::to_string(E) + " C=" + std::to_string(C) + " bytes=" + std::to_string(sizeof(T)) +
@@ -75,8 +77,11 @@ void check_coo(Device device, const std::vector<I>& index, int64_t Ai, int64_t A
   const auto d_values = to_device(values, device);
   const auto d_index = to_device(index, device);
   auto out = poisoned<T>(A * E * C, device);
+  Context ctx(device);
+  ctx.outputs_fresh = fresh;
   gather_rows_coo<T, I>(std::as_const(d_values).matrix(A * S, C), std::as_const(d_index).matrix(Ai, E),
-                        out.matrix(A * E, C), A);
+                        out.matrix(A * E, C), A, ctx);
+  ctx.synchronize();
   EXPECT_TRUE(same_bits(out.to_host_vector(), reference::gather_rows_coo_ref(values, index, Ai, A, S, C)));
 }
 
@@ -200,7 +205,9 @@ TEST_P(GatherRowsTest, CooEveryElementAndIndexType) {
       for (auto& i : i64) i = pick(rng);
       const std::vector<int32_t> i32(i64.begin(), i64.end());
       check_coo<float, int64_t>(device(), i64, Ai, A, S, C, salt);
+      check_coo<float, int64_t>(device(), i64, Ai, A, S, C, salt, /*fresh=*/true);
       check_coo<float, int32_t>(device(), i32, Ai, A, S, C, salt);
+      check_coo<BFloat16, int32_t>(device(), i32, Ai, A, S, C, salt, /*fresh=*/true);
       check_coo<double, int64_t>(device(), i64, Ai, A, S, C, salt);
       check_coo<BFloat16, int64_t>(device(), i64, Ai, A, S, C, salt);
       check_coo<Half, int32_t>(device(), i32, Ai, A, S, C, salt);
@@ -217,6 +224,7 @@ TEST_P(GatherRowsTest, CooLargeAndEdgeShapes) {
   std::vector<int64_t> index(300000);
   for (auto& i : index) i = pick(rng);
   check_coo<float, int64_t>(device(), index, 1, 2, 1000, 16, 301);
+  check_coo<float, int64_t>(device(), index, 1, 2, 1000, 16, 301, /*fresh=*/true);
   check_coo<BFloat16, int64_t>(device(), index, 1, 1, 1000, 1, 302);
   // A shared index over batches whose source rows (400 KB each) do not all fit in
   // cache at once: groups of batches.
@@ -225,6 +233,7 @@ TEST_P(GatherRowsTest, CooLargeAndEdgeShapes) {
   for (auto& i : shared) i = static_cast<int32_t>(wide(rng));
   check_coo<float, int32_t>(device(), shared, 1, 5, 100000, 1, 307);
   check_coo<double, int32_t>(device(), shared, 1, 3, 100000, 2, 308);
+  check_coo<double, int32_t>(device(), shared, 1, 3, 100000, 2, 308, /*fresh=*/true);
   check_coo<float, int64_t>(device(), {0}, 1, 1, 1, 1, 303);             // one element
   check_coo<float, int64_t>(device(), {}, 1, 3, 5, 2, 304);              // E = 0
   check_coo<float, int64_t>(device(), {0, 0, 0}, 1, 0, 0, 2, 305);       // A = 0
@@ -267,6 +276,34 @@ TEST_P(GatherRowsTest, BadInputNamedOutputUntouched) {
       },
       "out and values overlap");
   EXPECT_TRUE(same_bits(out.to_host_vector(), before));
+}
+
+// Into a fresh output the index is checked while copying: the same error, naming the
+// first bad position whichever thread met it (large problems, several blocks per
+// thread; per-batch and shared index).
+TEST(GatherRowsCpu, FreshOutputsCheckTheIndexWhileCopyingAndNameTheFirstBadPosition) {
+  const int64_t S = 50, E = 200000, C = 4;
+  auto run = [&](std::vector<int64_t> index, int64_t Ai, int64_t A) {
+    const auto values = to_device(std::vector<float>(static_cast<size_t>(A * S * C), 1.0f), Device::cpu());
+    const auto d_index = to_device(index, Device::cpu());
+    auto out = poisoned<float>(A * E * C, Device::cpu());
+    Context ctx(Device::cpu());
+    ctx.outputs_fresh = true;
+    gather_rows_coo<float, int64_t>(std::as_const(values).matrix(A * S, C), std::as_const(d_index).matrix(Ai, E),
+                                    out.matrix(A * E, C), A, ctx);
+  };
+  std::vector<int64_t> index(E, 7);
+  index[150000] = 50;
+  index[70001] = -3;
+  index[190000] = 1000;
+  expect_invalid([&] { run(index, 1, 1); }, "gather_rows_coo: index[70001] (-3) must lie in [0, 50)");
+  expect_invalid([&] { run(index, 1, 3); }, "index[70001] (-3) must lie in [0, 50)");  // shared by 3 batches
+  std::vector<int64_t> per_batch(2 * E, 3);
+  per_batch[2 * E - 1] = 50;
+  per_batch[E + 5] = 51;
+  expect_invalid([&] { run(per_batch, 2, 2); }, "index[200005] (51) must lie in [0, 50)");
+  index.assign(E, 49);
+  run(index, 1, 1);  // valid: no throw
 }
 
 // Blocks own their rows: the result does not depend on the thread count.

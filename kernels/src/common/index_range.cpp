@@ -42,12 +42,15 @@ void validate_index_range(const char* op, const char* name, VectorView<const I> 
   if (bad < 0) return;
   I value{};
   copy_bytes(&value, Device::cpu(), values.data + bad, values.device, sizeof(I), ctx.stream());
+  throw_index_out_of_range(op, name, bad, static_cast<int64_t>(value), limit, what);
+}
+
+void throw_index_out_of_range(const char* op, const char* name, int64_t position, int64_t value, int64_t limit,
+                              const char* what) {
   if (what != nullptr) {
-    throw_invalid_argument(op, ": ", name, "[", bad, "] (", static_cast<int64_t>(value), ") must lie in [0, ", limit,
-                           ") (", what, ")");
+    throw_invalid_argument(op, ": ", name, "[", position, "] (", value, ") must lie in [0, ", limit, ") (", what, ")");
   }
-  throw_invalid_argument(op, ": ", name, "[", bad, "] (", static_cast<int64_t>(value), ") must lie in [0, ", limit,
-                         ")");
+  throw_invalid_argument(op, ": ", name, "[", position, "] (", value, ") must lie in [0, ", limit, ")");
 }
 
 template void validate_index_range<int32_t>(const char*, const char*, VectorView<const int32_t>, int64_t,

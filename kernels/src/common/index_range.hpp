@@ -25,6 +25,10 @@ template <class I>
 void validate_index_range(const char* op, const char* name, VectorView<const I> values, int64_t limit,
                           const char* what, Context& ctx);
 
+// Throws validate_index_range's error for values[position] == value.
+[[noreturn]] void throw_index_out_of_range(const char* op, const char* name, int64_t position, int64_t value,
+                                           int64_t limit, const char* what);
+
 // CUDA half: the first position p in [0, n) with values[p] outside [0, limit), or -1.
 template <class I>
 int64_t first_out_of_range_cuda(const I* values, int64_t n, int64_t limit, Context& ctx);

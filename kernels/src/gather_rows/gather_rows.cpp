@@ -118,20 +118,33 @@ void gather_rows_coo(MatrixView<const T> values, MatrixView<const I> index, Matr
   EW_REQUIRE(out.rows == batches * E, kCoo, ": out.rows() (", out.rows, ") must equal batches (", batches,
              ") times index.cols() (", E, ")");
   detail::require_device(kCoo, "index", index.device, ctx);
+  // Into a fresh output the CPU copy checks each index as it reads it: the separate
+  // pass over the index cost a fifth of a narrow gather's time.
+  const bool check_while_copying = ctx.validate && ctx.outputs_fresh && ctx.device().is_cpu();
   if (ctx.validate) {
     using detail::named;
     detail::require_outputs_disjoint(kCoo, {named("out", out)}, {named("values", values), named("index", index)});
-    if (batches > 0) {
+    if (batches > 0 && !(check_while_copying && out.size() > 0)) {
       detail::validate_index_range(kCoo, "index", index.flat(), S, "the rows of values per batch", ctx);
     }
   }
   if (out.size() == 0) return;
   using W = gather_rows_detail::WordFor<T>;
-  const gather_rows_detail::CooPick<W, I> p{reinterpret_cast<const W*>(values.data), index.data,
-                                            reinterpret_cast<W*>(out.data), batches, S, E, values.cols,
-                                            index.rows == 1 ? 0 : E};
+  const gather_rows_detail::CooPick<W, I> p{reinterpret_cast<const W*>(values.data),
+                                            index.data,
+                                            reinterpret_cast<W*>(out.data),
+                                            batches,
+                                            S,
+                                            E,
+                                            values.cols,
+                                            index.rows == 1 ? 0 : E,
+                                            check_while_copying};
   if (ctx.device().is_cpu()) {
-    gather_rows_detail::gather_rows_coo_cpu(p);
+    const int64_t bad = gather_rows_detail::gather_rows_coo_cpu(p);
+    if (bad >= 0) {
+      detail::throw_index_out_of_range(kCoo, "index", bad, static_cast<int64_t>(index.data[bad]), S,
+                                       "the rows of values per batch");
+    }
   } else {
 #if EDGEWISE_WITH_CUDA
     gather_rows_detail::gather_rows_coo_cuda(p, ctx);

@@ -8,8 +8,9 @@ namespace edgewise::gather_rows_detail {
 
 template <class W>
 void gather_rows_csr_cpu(const CsrSpread<W>& p);
+// With p.check_index: the first (row-major) position of index outside [0, S), or -1.
 template <class W, class I>
-void gather_rows_coo_cpu(const CooPick<W, I>& p);
+int64_t gather_rows_coo_cpu(const CooPick<W, I>& p);
 
 template <class W>
 void gather_rows_csr_cuda(const CsrSpread<W>& p, Context& ctx);

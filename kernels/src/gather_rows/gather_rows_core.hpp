@@ -45,6 +45,9 @@ struct CooPick {
   const I* index;   // [Ai, E]
   W* out;           // [A * E, C]
   int64_t batches, S, E, C, index_stride;
+  // Check each index as its row is copied (the rows of bad ones are skipped) instead
+  // of trusting a check made before.
+  bool check_index = false;
 };
 
 // Whether offsets[s] of one batch's row [S + 1] keeps the contract: within [0, M] and

@@ -37,7 +37,9 @@ void gather_rows_csr(MatrixView<const T> values, MatrixView<const int64_t> offse
 // Both: out must not overlap values or offsets / index. All views must live on
 // ctx.device(). With ctx.validate (the default) every argument is checked before
 // anything is written; a bad one throws std::invalid_argument naming it (and, for
-// offsets or index contents, the first bad position), and out is left as it was.
+// offsets or index contents, the first bad position), and out is left as it was —
+// except that with ctx.outputs_fresh gather_rows_coo on the CPU checks the index as it
+// copies (the same error, out then partly written).
 template <class T, class I>
 void gather_rows_coo(MatrixView<const T> values, MatrixView<const I> index, MatrixView<T> out, int64_t batches,
                      Context& ctx);

@@ -22,6 +22,12 @@ class Context {
   // std::invalid_argument naming the argument; when false the hot path trusts them.
   bool validate = true;
 
+  // When true the caller keeps nothing in the ops' outputs (it just allocated them): an
+  // op may then check index contents while it writes instead of in a pass before (bad
+  // input throws the same error, naming the first offender, but the outputs are then
+  // partly written). Ops without such a path ignore it.
+  bool outputs_fresh = false;
+
   // Scratch memory on this context's device, at least `bytes`, 256-byte aligned.
   // Grows as needed and is reused by the next op: one op owns it at a time, and
   // every pointer from an earlier call is invalid after the next call.
