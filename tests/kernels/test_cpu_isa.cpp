@@ -116,8 +116,9 @@ TEST(CpuIsa, EverySupportedLevelGivesTheReferenceResult) {
 // count unchanged within this process), and the per-level objects are compiled
 // without FMA contraction. So the levels are compared bitwise, and the baseline
 // against a naive sum with a tolerance (the order differs from the naive one).
-// Only float has per-level copies (kIsaDispatchedElement); other types run the
-// baseline copy at every level, so comparing them would prove nothing.
+// float has per-level copies of every reduction (kIsaDispatchedElement), float16 and
+// bfloat16 of segment_reduce and scatter_reduce (kIsaDispatchedScatterElement); other
+// types run the baseline copy at every level, so comparing them would prove nothing.
 
 // Every output of one run, as bytes.
 using Bytes = std::vector<unsigned char>;
@@ -295,7 +296,9 @@ TEST(CpuIsa, ReductionsGiveTheSameBitsAtEveryLevel) {
       SCOPED_TRACE(to_string(level));
       set_cpu_isa(level);
       Bytes bytes;
-      run_segment_and_scatter(in, in.values, bytes);  // float: the type with per-level copies
+      run_segment_and_scatter(in, in.values, bytes);  // the types with per-level copies
+      run_segment_and_scatter(in, std::vector<BFloat16>(in.values.begin(), in.values.end()), bytes);
+      run_segment_and_scatter(in, std::vector<Half>(in.values.begin(), in.values.end()), bytes);
       const std::vector<float> sum = run_spmm(in, bytes);
       if (level == CpuIsa::Baseline) {
         baseline = std::move(bytes);

@@ -29,9 +29,10 @@ namespace edgewise {
 template <class T>
 inline constexpr bool kIsaDispatchedElement = std::is_same_v<T, float>;
 
-// scatter_reduce also dispatches the 16-bit floats (torch_scatter's bfloat16 / float16
-// callers): their baseline copy converts element by element, and min/max with arg at
-// bfloat16 ran slower than torch's scatter_reduce, which computes no arg. Their rows take
+// scatter_reduce and segment_reduce also dispatch the 16-bit floats (torch_scatter's
+// bfloat16 / float16 callers): their baseline copy converts element by element, and
+// min/max with arg at bfloat16 ran slower than torch's scatter_reduce and
+// segment_reduce, which compute no arg. Their rows take
 // the generic column loop (row_width.hpp specialises float's alone), which keeps the
 // added compile time to about one float copy per level.
 template <class T>

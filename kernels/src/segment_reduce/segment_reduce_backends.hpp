@@ -16,7 +16,7 @@ EW_DECLARE_PER_CPU_ISA(
 template <class T>
 void segment_reduce_cpu(MatrixView<const T> values, VectorView<const int64_t> offsets, ReduceOp op,
                         MatrixView<T> out, MatrixView<int64_t> arg, Context& ctx) {
-  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedElement<T>, segment_reduce_cpu, values, offsets, op, out, arg, ctx);
+  EW_DISPATCH_CPU_ISA_IF(kIsaDispatchedScatterElement<T>, segment_reduce_cpu, values, offsets, op, out, arg, ctx);
 }
 
 template <class T>

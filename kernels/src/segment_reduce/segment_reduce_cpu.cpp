@@ -259,11 +259,14 @@ void segment_reduce_cpu(MatrixView<const T> values, VectorView<const int64_t> of
 #define EW_INSTANTIATE(T)                                                                                \
   template void segment_reduce_cpu<T>(MatrixView<const T>, VectorView<const int64_t>, ReduceOp, MatrixView<T>, \
                                       MatrixView<int64_t>, Context&);
-// The baseline copy: every element type; the AVX2 / AVX-512 copies: float only (kIsaDispatchedElement).
+// The baseline copy: every element type; the AVX2 / AVX-512 copies: float, Half and
+// BFloat16 (kIsaDispatchedScatterElement).
 #if EW_CPU_ISA_LEVEL == 0
 EW_REDUCE_ELEMENT_TYPES(EW_INSTANTIATE)
 #else
 EW_INSTANTIATE(float)
+EW_INSTANTIATE(Half)
+EW_INSTANTIATE(BFloat16)
 #endif
 #undef EW_INSTANTIATE
 

@@ -133,11 +133,6 @@ def _scatter_forward(src: Tensor, index: Tensor, S: int, reduce: str, sorted_ind
         out = src.new_full((A, S, B), _empty_value(reduce))
         return out, src.new_full((A, S, B), D, dtype=torch.int64)
 
-    if sorted_index and src.dtype in _HALF_TYPES:  # the scatter kernel has their vector copies
-        keys = index.reshape(Ai, D)
-        if D > 1 and bool((keys[:, 1:] < keys[:, :-1]).any()):
-            raise ValueError(f"{caller}: index must be sorted (nondecreasing) along its last dimension")
-        sorted_index = False
     if sorted_index:  # segment_coo: rows grouped by a sorted index, reduced as segments
         _check_range(index, S, caller)
         keys = index.reshape(Ai, D)
