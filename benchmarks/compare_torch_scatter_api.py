@@ -20,6 +20,7 @@ SHAPES = [(1_000_000, 16, 10_000), (1_000_000, 16, 100_000), (1_000_000, 64, 10_
 DTYPES = (torch.float32, torch.bfloat16)
 ARG_FLOOR = 3.0
 COMPOSITE_FLOOR = 3.0
+MIN_BLOCK_SECONDS = 0.02
 
 
 def best_pair_ms(fn_a, fn_b, rounds, calls):
@@ -28,13 +29,18 @@ def best_pair_ms(fn_a, fn_b, rounds, calls):
     inputs warm in the caches, as a best-of-N does; the rounds give each side another
     chance outside a slow spell of this noisy host, which a single block per side left
     to luck (the same case measured 0.8x and 1.3x in two runs). Each block waits for the
-    other library's OpenMP threads to go idle first (see compare_torch.median_ms)."""
+    other library's OpenMP threads to go idle first (see compare_torch.median_ms). A
+    block of a fast case runs at least MIN_BLOCK_SECONDS of calls (at most 40): two
+    calls of a 1 ms case left its best to one spell of this host's noise (0.8x in one
+    run, 1.3x in the next)."""
     best = [float("inf"), float("inf")]
     for _ in range(rounds):
         for side, fn in enumerate((fn_a, fn_b)):
             time.sleep(0.05)
+            t0 = time.perf_counter()
             fn()
-            for _ in range(calls):
+            first = time.perf_counter() - t0
+            for _ in range(max(calls, min(40, int(MIN_BLOCK_SECONDS / max(first, 1e-6))))):
                 t0 = time.perf_counter()
                 fn()
                 best[side] = min(best[side], (time.perf_counter() - t0) * 1e3)

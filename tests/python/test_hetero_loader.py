@@ -348,6 +348,39 @@ def test_bad_arguments_are_named(kwargs, needle):
     assert needle in str(info.value)
 
 
+def _pairs(edge_index, n_src, n_dst):
+    return set((edge_index[0] * n_dst + edge_index[1]).tolist()) if edge_index.numel() else set()
+
+
+def test_bidirectional_batches_hold_each_sampled_edge_both_ways():
+    """Full neighbourhoods, 2 hops: the bidirectional batch has the directional batch's
+    nodes; 'cites' (paper -> paper, no reverse type) holds every sampled edge both
+    ways; 'writes' and 'rev_writes' hold the union of both samples, each the other's
+    transpose; 'has' (no reverse type) keeps its sample, as PyG's to_bidirectional."""
+    data = _graph(30)
+    seeds = torch.tensor([3, 17, 40, 41])
+    kwargs = dict(num_neighbors=[-1, -1], input_nodes=("paper", seeds), batch_size=4)
+    (one,) = list(NeighborLoader(data, **kwargs))
+    with pytest.warns(UserWarning, match="does not seem to have a reverse edge type"):  # PyG's, for 'has'
+        (both,) = list(NeighborLoader(data, subgraph_type="bidirectional", **kwargs))
+    for t in data.node_types:
+        assert torch.equal(one[t].n_id, both[t].n_id)
+    n = {t: both[t].n_id.numel() for t in data.node_types}
+    cites = ("paper", "cites", "paper")
+    sampled = one[cites].edge_index
+    want = _pairs(sampled, n["paper"], n["paper"]) | _pairs(sampled.flip(0), n["paper"], n["paper"])
+    assert _pairs(both[cites].edge_index, n["paper"], n["paper"]) == want
+    writes, rev = ("author", "writes", "paper"), ("paper", "rev_writes", "author")
+    union = _pairs(one[writes].edge_index, n["author"], n["paper"]) | \
+        _pairs(one[rev].edge_index.flip(0), n["author"], n["paper"])
+    assert _pairs(both[writes].edge_index, n["author"], n["paper"]) == union
+    assert torch.equal(both[rev].edge_index, both[writes].edge_index.flip(0))
+    has = ("field", "has", "paper")
+    assert torch.equal(both[has].edge_index, one[has].edge_index)
+    assert "e_id" not in both[cites] and "e_id" in both[has]
+    assert len(union) > len(_pairs(one[writes].edge_index, n["author"], n["paper"]))  # the merge added edges
+
+
 def test_bad_times_and_weights_are_named():
     data = _timed_graph(9, "node")
     with pytest.raises(ValueError, match=r"input_time must be a 1-D integer tensor with one entry per input node \(60"):

@@ -72,8 +72,10 @@ class HeteroNeighborLoader:
     ``num_sampled_edges``, and on the input type ``input_id``, ``batch_size`` and
     ``seed_time`` (None). ``seed`` (default: drawn from torch's generator) fixes every
     epoch. Batches are sampled natively without the GIL by ``num_threads`` threads, at
-    most ``prefetch`` ahead. Temporal, weighted, disjoint and induced sampling of
-    typed graphs are not supported here: those arguments raise ``ValueError``.
+    most ``prefetch`` ahead. ``subgraph_type="bidirectional"`` merges each edge type's
+    sample with its reverse type's (PyG's ``HeteroSamplerOutput.to_bidirectional``: the
+    merged types lose ``e_id`` and the per-hop counts, as in PyG); ``"induced"`` raises
+    ``ValueError``.
     """
 
     def __init__(self, data: Any, num_neighbors: Any, input_nodes: Any = None, input_time: Any = None,
@@ -88,9 +90,10 @@ class HeteroNeighborLoader:
         if unknown:
             raise TypeError(f"{op}: unexpected argument '{unknown[0]}'")
         subgraph_type = str(getattr(subgraph_type, "value", subgraph_type))
-        if not directed or subgraph_type != "directional":
+        if not directed or subgraph_type not in ("directional", "bidirectional"):
             raise ValueError(f"{op}: subgraph_type '{subgraph_type if directed else 'induced'}' is not supported "
-                             f"for HeteroData (only 'directional', as pyg-lib)")
+                             f"for HeteroData (only 'directional' and 'bidirectional')")
+        self.subgraph_type = subgraph_type
         self.op = op
         self.data = data
         self.node_types: List[str] = list(data.node_types)
@@ -239,7 +242,17 @@ class HeteroNeighborLoader:
         nodes = {t: torch.from_dlpack(c) for t, c in zip(self.node_types, out["node"])}
         rows = {e: torch.from_dlpack(c) for e, c in zip(self.edge_types, out["row"])}
         cols = {e: torch.from_dlpack(c) for e, c in zip(self.edge_types, out["col"])}
-        edges = {e: torch.from_dlpack(c) for e, c in zip(self.edge_types, out["edge"])}
+        edges: Dict[EdgeType, Optional[torch.Tensor]] = {
+            e: torch.from_dlpack(c) for e, c in zip(self.edge_types, out["edge"])}
+        num_sampled_nodes = dict(zip(self.node_types, out["num_sampled_nodes"]))
+        num_sampled_edges = dict(zip(self.edge_types, out["num_sampled_edges"]))
+        if self.subgraph_type == "bidirectional":
+            # PyG's own conversion (HeteroSamplerOutput.to_bidirectional): each edge type
+            # merged with its reverse type's sample; edge ids and per-hop counts dropped.
+            from torch_geometric.sampler import HeteroSamplerOutput
+            both = HeteroSamplerOutput(node=nodes, row=rows, col=cols, edge=edges).to_bidirectional()
+            rows, cols, edges = both.row, both.col, both.edge
+            num_sampled_nodes = num_sampled_edges = None
         data = filter_hetero_data(self.data, nodes, rows, cols, edges)
         for t, n_id in nodes.items():
             data[t].n_id = n_id
@@ -247,9 +260,11 @@ class HeteroNeighborLoader:
             for t, c in zip(self.node_types, out["batch"]):
                 data[t].batch = torch.from_dlpack(c)
         for e, e_id in edges.items():
-            data[e].e_id = e_id
-        data.set_value_dict("num_sampled_nodes", dict(zip(self.node_types, out["num_sampled_nodes"])))
-        data.set_value_dict("num_sampled_edges", dict(zip(self.edge_types, out["num_sampled_edges"])))
+            if e_id is not None:
+                data[e].e_id = e_id
+        if num_sampled_nodes is not None:
+            data.set_value_dict("num_sampled_nodes", num_sampled_nodes)
+            data.set_value_dict("num_sampled_edges", num_sampled_edges)
         data[self.input_type].input_id = input_id
         data[self.input_type].seed_time = seed_time
         data[self.input_type].batch_size = input_id.numel()
