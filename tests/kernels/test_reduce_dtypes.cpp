@@ -200,7 +200,7 @@ void sweep_half(Device device, uint64_t salt) {
   auto rng = rng_for(salt);
   std::uniform_int_distribution<int> quarter(-60, 60);
   for (Regime regime : {Regime::Uniform, Regime::AllSingleton, Regime::OneHub, Regime::PowerLaw, Regime::SparseEmpty}) {
-    for (int64_t C : {1, 3, 16}) {
+    for (int64_t C : {1, 3, 16, 32, 64}) {  // 16 / 32 / 64: min / max's constant-width folds
       const auto offsets = offsets_from_lengths(segment_lengths(rng, regime, 53, 6));
       const int64_t M = offsets.back();
       std::vector<H> values(static_cast<size_t>(M * C));
@@ -259,16 +259,22 @@ TEST_P(ReduceDTypesTest, HalfSumsAccumulateInFloatAndRoundOnce) {
 template <class H>
 void half_special_values(Device device) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  const std::vector<H> values = {H(1.0f), H(nan), H(-inf), H(-0.0f), H(-inf), H(inf)};
+  const std::vector<H> column = {H(1.0f), H(nan), H(-inf), H(-0.0f), H(-inf), H(inf)};
   const std::vector<int64_t> offsets = {0, 3, 4, 6};  // {1, NaN, -inf}, {-0}, {-inf, inf}
-  for (ReduceOp op : {ReduceOp::Min, ReduceOp::Max}) {
-    run_every_path(device, values, 1, offsets, op, true, [&](auto& out, auto& arg, bool reversed) {
-      SCOPED_TRACE(to_string(op));
-      EXPECT_TRUE(std::isnan(static_cast<float>(out[0])));
-      EXPECT_EQ(arg[0], reversed ? 4 : 1);
-      EXPECT_EQ(out[1].bits, H(-0.0f).bits) << "-0 comes out bit for bit";
-      EXPECT_EQ(static_cast<float>(out[2]), op == ReduceOp::Max ? inf : -inf);
-    });
+  for (int64_t C : {1, 16, 64}) {  // the generic fold and constant-width ones
+    std::vector<H> values;
+    for (const H& v : column) values.insert(values.end(), static_cast<size_t>(C), v);
+    for (ReduceOp op : {ReduceOp::Min, ReduceOp::Max}) {
+      run_every_path(device, values, C, offsets, op, true, [&](auto& out, auto& arg, bool reversed) {
+        SCOPED_TRACE(detail::concat(to_string(op), " C=", C));
+        for (int64_t c = 0; c < C; ++c) {
+          EXPECT_TRUE(std::isnan(static_cast<float>(out[c])));
+          EXPECT_EQ(arg[c], reversed ? 4 : 1);
+          EXPECT_EQ(out[C + c].bits, H(-0.0f).bits) << "-0 comes out bit for bit";
+          EXPECT_EQ(static_cast<float>(out[2 * C + c]), op == ReduceOp::Max ? inf : -inf);
+        }
+      });
+    }
   }
 }
 

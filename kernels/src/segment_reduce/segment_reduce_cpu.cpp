@@ -235,6 +235,17 @@ struct SegmentCpu {
 template <class T, ReduceOp Op, bool kArg>
 void run_width(MatrixView<const T> values, VectorView<const int64_t> offsets, MatrixView<T> out,
                MatrixView<int64_t> arg, Context& ctx) {
+  if constexpr (kHalfType<T> && (Op == ReduceOp::Min || Op == ReduceOp::Max)) {
+    // 16-bit min / max (torch_scatter's bfloat16 callers) at the common feature widths:
+    // a constant width gives the fold its interleaved float lanes, where the generic
+    // loop keeps one (bfloat16 max with arg at C = 64 ran at 0.4 of float's speed).
+    switch (values.cols) {
+      case 16: return SegmentCpu<T, Op, kArg, 16>::run(values, offsets, out, arg, ctx);
+      case 32: return SegmentCpu<T, Op, kArg, 32>::run(values, offsets, out, arg, ctx);
+      case 64: return SegmentCpu<T, Op, kArg, 64>::run(values, offsets, out, arg, ctx);
+      default: break;
+    }
+  }
   visit_row_width<T, Op>(values.cols, [&](auto w) {
     SegmentCpu<T, Op, kArg, decltype(w)::value>::run(values, offsets, out, arg, ctx);
   });
