@@ -417,8 +417,8 @@ struct Features {
   RowTable table(int64_t n) const { return {reinterpret_cast<const std::byte*>(x.data()), n, 3 * sizeof(float)}; }
 };
 
-std::vector<SampledBatch> run_epoch(BatchPipeline& p, uint64_t epoch) {
-  p.start_epoch(epoch);
+// Every batch of the epoch in progress, in order.
+std::vector<SampledBatch> drain(BatchPipeline& p) {
   std::vector<SampledBatch> out;
   SampledBatch b;
   for (;;) {
@@ -427,6 +427,11 @@ std::vector<SampledBatch> run_epoch(BatchPipeline& p, uint64_t epoch) {
     if (got == BatchPipeline::Next::Batch) out.push_back(std::move(b));
   }
   return out;
+}
+
+std::vector<SampledBatch> run_epoch(BatchPipeline& p, uint64_t epoch) {
+  p.start_epoch(epoch);
+  return drain(p);
 }
 
 TEST(BatchPipeline, EpochCoversTheInputsInOrderAndGathersRows) {
@@ -636,13 +641,7 @@ TEST(BatchPipeline, GivenSeedBatchesAreSampledAsGivenAndTheNextPlainEpochCutsThe
   SeedBatches given{{7, 3, 150, 9, 12, 199, 0}, {0, 3, 3, 7}, {}};  // an empty batch in the middle
   p.start_epoch(2, given);
   EXPECT_EQ(p.num_batches(), 3);
-  std::vector<SampledBatch> batches;
-  SampledBatch b;
-  for (;;) {
-    const auto got = p.next(b, std::chrono::milliseconds(1000));
-    if (got == BatchPipeline::Next::End) break;
-    if (got == BatchPipeline::Next::Batch) batches.push_back(std::move(b));
-  }
+  const std::vector<SampledBatch> batches = drain(p);
   ASSERT_EQ(batches.size(), 3u);
   HopSampler direct(csc->view(), hops({4, 2}));
   HopSamplerScratch scratch;
