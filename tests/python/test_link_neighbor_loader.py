@@ -174,10 +174,13 @@ def test_triplet_negatives_index_the_sources_and_destinations(disjoint):
         if disjoint:
             assert torch.equal(batch.batch[batch.src_index], torch.arange(num_pos))
             assert torch.equal(batch.batch[batch.dst_neg_index], torch.arange(num_pos))
-    three = LinkNeighborLoader(data, num_neighbors=[2], batch_size=40, neg_sampling={"mode": "triplet", "amount": 3})
+    three = LinkNeighborLoader(data, num_neighbors=[2], batch_size=40, neg_sampling={"mode": "triplet", "amount": 3},
+                               disjoint=disjoint)
     batch = next(iter(three))
     assert batch.dst_neg_index.shape == (40, 3)
     assert int(batch.dst_neg_index.max()) < batch.n_id.numel()
+    if disjoint:  # PyG's layout: row i holds positive i's negatives, each in subgraph i
+        assert torch.equal(batch.batch[batch.dst_neg_index], torch.arange(40).view(-1, 1).expand(40, 3))
 
 
 def test_weighted_negatives_follow_the_weights():

@@ -5,6 +5,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
+from ... import _edgewise
 from ._neighbor_loader import NeighborLoader
 
 # Arguments PyG's LinkNeighborLoader hands to its NeighborSampler.
@@ -189,26 +190,52 @@ class LinkNeighborLoader(NeighborLoader):
         generator = torch.Generator().manual_seed((self.seed * 0x9E3779B97F4A7C15 + epoch) % (2**63))
         num_labels = int(self.edge_label_index.size(1))
         order = torch.randperm(num_labels, generator=generator) if self.shuffle else torch.arange(num_labels)
-        seeds: List[torch.Tensor] = []
+        raw: List[torch.Tensor] = []
         times: List[torch.Tensor] = []
-        offsets = [0]
         self._meta = []
         for b in range(len(self)):
-            seed, seed_time, meta = self._endpoints(order[b * self.batch_size:(b + 1) * self.batch_size], generator)
-            seeds.append(seed)
+            endpoints, seed_time, meta = self._endpoints(order[b * self.batch_size:(b + 1) * self.batch_size],
+                                                         generator)
+            raw.append(endpoints)
             if seed_time is not None:
                 times.append(seed_time)
-            offsets.append(offsets[-1] + seed.numel())
             self._meta.append(meta)
-        flat = torch.cat(seeds) if seeds else torch.empty(0, dtype=torch.int64)
+        sizes = torch.tensor([r.numel() for r in raw], dtype=torch.int64)
+        flat = torch.cat(raw) if raw else torch.empty(0, dtype=torch.int64)
+        if self.disjoint:  # one subgraph per endpoint: the seeds as they are
+            offsets = torch.cat([sizes.new_zeros(1), sizes.cumsum(0)])
+            local = torch.arange(flat.numel()) - torch.repeat_interleave(offsets[:-1], sizes)
+        else:
+            flat, offsets, local = self._deduplicate(flat, sizes)
+        at = 0
+        for meta, size in zip(self._meta, sizes.tolist()):
+            self._local_indices(meta, local[at:at + size])
+            at += size
         flat_time = torch.cat(times).to(torch.int64) if times else None
-        self.pipeline.start_epoch(epoch, seeds=flat, offsets=torch.tensor(offsets, dtype=torch.int64),
-                                  seed_time=flat_time)
+        self.pipeline.start_epoch(epoch, seeds=flat, offsets=offsets, seed_time=flat_time)
+
+    def _deduplicate(self, endpoints: torch.Tensor, sizes: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor,
+                                                                                   torch.Tensor]:
+        """Every batch's endpoints deduplicated and sorted at once (PyG's per-batch
+        unique(return_inverse=True)): one stable radix sort of batch * N + node keys.
+        Returns the seeds, their batch offsets and each endpoint's local id."""
+        n = max(self.source.num_nodes, 1)
+        batch = torch.repeat_interleave(torch.arange(sizes.numel()), sizes)
+        keys, perm = _edgewise.sort_by_key(batch * n + endpoints)
+        first = torch.ones(keys.numel(), dtype=torch.bool)
+        first[1:] = keys[1:] != keys[:-1]
+        unique = keys[first]
+        inverse = torch.empty_like(perm)
+        inverse[perm] = first.cumsum(0) - 1
+        counts = torch.bincount(unique // n, minlength=sizes.numel())
+        offsets = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+        return unique % n, offsets, inverse - offsets[batch]
 
     def _endpoints(self, index: torch.Tensor,
                    generator: torch.Generator) -> Tuple[torch.Tensor, Optional[torch.Tensor], Dict[str, Any]]:
-        """One batch's seeds (and their times) and what its batch reports about the label
-        edges, as PyG's edge_sample computes them."""
+        """One batch's endpoints (sources, then destinations, negatives after each) and
+        their times, and what its batch reports about the label edges, as PyG's
+        edge_sample computes them (the local ids come from _local_indices)."""
         src, dst = self.edge_label_index[0, index], self.edge_label_index[1, index]
         label = self.edge_label[index] if self.edge_label is not None else None
         time = self.edge_label_time[index] if self.edge_label_time is not None else None
@@ -228,30 +255,29 @@ class LinkNeighborLoader(NeighborLoader):
             dst = torch.cat([dst, self._draw(dst, "dst", dst_time, generator)])
             if time is not None:
                 dst_time = time.repeat(1 + neg.amount)
-        seed = torch.cat([src, dst])
         seed_time = torch.cat([src_time, dst_time]) if time is not None else None
-        if not self.disjoint:
-            seed, inverse = seed.unique(return_inverse=True)
         meta: Dict[str, Any] = {"num_pos": num_pos,
                                 "input_id": self.input_id[index] if self.input_id is not None else index}
         if neg is None or neg.mode == "binary":
-            meta["edge_label_index"] = (torch.arange(seed.numel()) if self.disjoint else inverse).view(2, -1)
             meta["edge_label"] = label
             meta["edge_label_time"] = src_time
         else:
-            if self.disjoint:
-                src_index = torch.arange(num_pos)
-                dst_pos_index = torch.arange(num_pos, 2 * num_pos)
-                dst_neg_index = torch.arange(2 * num_pos, seed.numel()).view(-1, num_pos).t()
-            else:
-                src_index = inverse[:num_pos]
-                dst_pos_index = inverse[num_pos:2 * num_pos]
-                dst_neg_index = inverse[2 * num_pos:]
-            meta["src_index"] = src_index
-            meta["dst_pos_index"] = dst_pos_index
-            meta["dst_neg_index"] = dst_neg_index.reshape(num_pos, -1).squeeze(-1)
             meta["seed_time"] = src_time
-        return seed, seed_time, meta
+        return torch.cat([src, dst]), seed_time, meta
+
+    def _local_indices(self, meta: Dict[str, Any], local: torch.Tensor) -> None:
+        """The label edges in the batch's local ids (local: each endpoint's, in the
+        order _endpoints gave them)."""
+        num_pos = meta["num_pos"]
+        if "edge_label" in meta:
+            meta["edge_label_index"] = local.view(2, -1)
+            return
+        meta["src_index"] = local[:num_pos]
+        meta["dst_pos_index"] = local[num_pos:2 * num_pos]
+        negatives = local[2 * num_pos:]
+        if self.disjoint:  # PyG's disjoint triplets: the negatives of one positive are num_pos apart
+            negatives = negatives.view(-1, num_pos).t()
+        meta["dst_neg_index"] = negatives.reshape(num_pos, -1).squeeze(-1)
 
     def _draw(self, seed: torch.Tensor, endpoint: str, seed_time: Optional[torch.Tensor],
               generator: torch.Generator) -> torch.Tensor:
@@ -283,7 +309,7 @@ class LinkNeighborLoader(NeighborLoader):
         if self.disjoint and fields["batch"] is not None:
             fields["batch"] = fields["batch"] % meta["num_pos"]  # the label edge each node was sampled for
         fields["input_id"] = meta["input_id"]
-        if "edge_label_index" in meta:
+        if "edge_label" in meta:
             for key in ("edge_label_index", "edge_label", "edge_label_time"):
                 fields[key] = meta[key]
             none_keys: Tuple[str, ...] = ("edge_label", "edge_label_time")
