@@ -282,3 +282,15 @@ def test_a_graph_changed_while_iterating_is_refused():
     data["edge_index"][0, 0] = 1 - data["edge_index"][0, 0]
     with pytest.raises(ValueError, match="edge_index changed"):
         next(it)
+
+
+@pytest.mark.parametrize("neg", [None, "binary", "triplet"])
+def test_no_label_edges_is_an_empty_epoch_and_a_self_pair_is_one_seed(neg):
+    data = _graph(11, pyg=False)
+    empty = LinkNeighborLoader(data, num_neighbors=[2], edge_label_index=torch.empty(2, 0, dtype=torch.long),
+                               batch_size=4, neg_sampling=neg)
+    assert len(empty) == 0 and list(empty) == []
+    batch = next(iter(LinkNeighborLoader(data, num_neighbors=[2], edge_label_index=torch.tensor([[3], [3]]),
+                                         batch_size=4, seed=1)))
+    assert batch.n_id[:int(batch.num_sampled_nodes[0])].tolist() == [3]  # both endpoints, one seed
+    assert batch.edge_label_index.tolist() == [[0], [0]]
