@@ -151,7 +151,7 @@ class LinkNeighborLoader(NeighborLoader):
         self.input_id = self._check_per_label("input_id", input_id, num_labels, integer=True)
         node_time = self.source.node_time(time_attr)[0]
         self.node_time = node_time.detach().to("cpu", torch.int64) if node_time is not None else None
-        self._meta: List[Dict[str, Any]] = []
+        self._plan: Optional[_EpochPlan] = None
 
     def _check_label_index(self, edge_label_index: Any) -> torch.Tensor:
         op, n = self.op, self.source.num_nodes
@@ -190,29 +190,18 @@ class LinkNeighborLoader(NeighborLoader):
         generator = torch.Generator().manual_seed((self.seed * 0x9E3779B97F4A7C15 + epoch) % (2**63))
         num_labels = int(self.edge_label_index.size(1))
         order = torch.randperm(num_labels, generator=generator) if self.shuffle else torch.arange(num_labels)
-        raw: List[torch.Tensor] = []
-        times: List[torch.Tensor] = []
-        self._meta = []
-        for b in range(len(self)):
-            endpoints, seed_time, meta = self._endpoints(order[b * self.batch_size:(b + 1) * self.batch_size],
-                                                         generator)
-            raw.append(endpoints)
-            if seed_time is not None:
-                times.append(seed_time)
-            self._meta.append(meta)
-        sizes = torch.tensor([r.numel() for r in raw], dtype=torch.int64)
-        flat = torch.cat(raw) if raw else torch.empty(0, dtype=torch.int64)
+        num_batches = len(self)
+        index = order[:min(num_labels, num_batches * self.batch_size)]
+        num_pos = [min(self.batch_size, index.numel() - b * self.batch_size) for b in range(num_batches)]
+        epoch_plan = _EpochPlan(self, index, num_pos, generator)
         if self.disjoint:  # one subgraph per endpoint: the seeds as they are
-            offsets = torch.cat([sizes.new_zeros(1), sizes.cumsum(0)])
-            local = torch.arange(flat.numel()) - torch.repeat_interleave(offsets[:-1], sizes)
+            seeds, offsets = epoch_plan.endpoints, epoch_plan.endpoint_offsets
+            local = torch.arange(seeds.numel()) - torch.repeat_interleave(offsets[:-1], epoch_plan.sizes)
         else:
-            flat, offsets, local = self._deduplicate(flat, sizes)
-        at = 0
-        for meta, size in zip(self._meta, sizes.tolist()):
-            self._local_indices(meta, local[at:at + size])
-            at += size
-        flat_time = torch.cat(times).to(torch.int64) if times else None
-        self.pipeline.start_epoch(epoch, seeds=flat, offsets=offsets, seed_time=flat_time)
+            seeds, offsets, local = self._deduplicate(epoch_plan.endpoints, epoch_plan.sizes)
+        epoch_plan.local = local
+        self._plan = epoch_plan
+        self.pipeline.start_epoch(epoch, seeds=seeds, offsets=offsets, seed_time=epoch_plan.seed_time)
 
     def _deduplicate(self, endpoints: torch.Tensor, sizes: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor,
                                                                                    torch.Tensor]:
@@ -231,66 +220,15 @@ class LinkNeighborLoader(NeighborLoader):
         offsets = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
         return unique % n, offsets, inverse - offsets[batch]
 
-    def _endpoints(self, index: torch.Tensor,
-                   generator: torch.Generator) -> Tuple[torch.Tensor, Optional[torch.Tensor], Dict[str, Any]]:
-        """One batch's endpoints (sources, then destinations, negatives after each) and
-        their times, and what its batch reports about the label edges, as PyG's
-        edge_sample computes them (the local ids come from _local_indices)."""
-        src, dst = self.edge_label_index[0, index], self.edge_label_index[1, index]
-        label = self.edge_label[index] if self.edge_label is not None else None
-        time = self.edge_label_time[index] if self.edge_label_time is not None else None
-        num_pos = int(index.numel())
-        src_time = dst_time = time
-        neg = self.negatives
-        if neg is not None and neg.mode == "binary":
-            num_neg = math.ceil(num_pos * neg.amount)
-            src = torch.cat([src, self._draw(src, "src", src_time, generator)])
-            dst = torch.cat([dst, self._draw(dst, "dst", dst_time, generator)])
-            if label is None:
-                label = torch.ones(num_pos)
-            label = torch.cat([label, label.new_zeros((num_neg,) + tuple(label.shape[1:]))])
-            if time is not None:
-                src_time = dst_time = time.repeat(1 + math.ceil(neg.amount))[:num_pos + num_neg]
-        elif neg is not None:
-            dst = torch.cat([dst, self._draw(dst, "dst", dst_time, generator)])
-            if time is not None:
-                dst_time = time.repeat(1 + neg.amount)
-        seed_time = torch.cat([src_time, dst_time]) if time is not None else None
-        meta: Dict[str, Any] = {"num_pos": num_pos,
-                                "input_id": self.input_id[index] if self.input_id is not None else index}
-        if neg is None or neg.mode == "binary":
-            meta["edge_label"] = label
-            meta["edge_label_time"] = src_time
-        else:
-            meta["seed_time"] = src_time
-        return torch.cat([src, dst]), seed_time, meta
-
-    def _local_indices(self, meta: Dict[str, Any], local: torch.Tensor) -> None:
-        """The label edges in the batch's local ids (local: each endpoint's, in the
-        order _endpoints gave them)."""
-        num_pos = meta["num_pos"]
-        if "edge_label" in meta:
-            meta["edge_label_index"] = local.view(2, -1)
-            return
-        meta["src_index"] = local[:num_pos]
-        meta["dst_pos_index"] = local[num_pos:2 * num_pos]
-        negatives = local[2 * num_pos:]
-        if self.disjoint:  # PyG's disjoint triplets: the negatives of one positive are num_pos apart
-            negatives = negatives.view(-1, num_pos).t()
-        meta["dst_neg_index"] = negatives.reshape(num_pos, -1).squeeze(-1)
-
-    def _draw(self, seed: torch.Tensor, endpoint: str, seed_time: Optional[torch.Tensor],
+    def _draw(self, count: int, endpoint: str, limit: Optional[torch.Tensor],
               generator: torch.Generator) -> torch.Tensor:
-        """ceil(len(seed) * amount) negative endpoints; with node times, only nodes no newer
-        than their positive's time (PyG's greedy redraw, five rounds, then the oldest node)."""
+        """count negative endpoints; with node times, each no newer than its limit (PyG's
+        greedy redraw, five rounds, then the oldest node)."""
         neg = self.negatives
-        count = math.ceil(seed.numel() * neg.amount)
+        out = neg.draw(count, endpoint, generator)
         if self.node_time is None:
-            return neg.draw(count, endpoint, generator)
-        per_seed = math.ceil(neg.amount)
+            return out
         node_time = self.node_time
-        limit = seed_time.view(1, -1).expand(per_seed, -1)
-        out = neg.draw(per_seed * seed.numel(), endpoint, generator).view(per_seed, seed.numel())
         invalid = node_time[out] > limit
         for _ in range(5):
             num_invalid = int(invalid.sum())
@@ -301,21 +239,19 @@ class LinkNeighborLoader(NeighborLoader):
             invalid[invalid.clone()] = node_time[redrawn] > limit[invalid]
         else:
             out[invalid] = int(node_time.argmin())
-        return out.reshape(-1)[:count]
+        return out
 
     def _batch(self, out: Dict[str, Any]) -> Any:
         fields = self._sampled_fields(out)
-        meta = self._meta[int(out["index"])]
+        plan = self._plan
+        b = int(out["index"])
+        num_pos = plan.num_pos[b]
         if self.disjoint and fields["batch"] is not None:
-            fields["batch"] = fields["batch"] % meta["num_pos"]  # the label edge each node was sampled for
-        fields["input_id"] = meta["input_id"]
-        if "edge_label" in meta:
-            for key in ("edge_label_index", "edge_label", "edge_label_time"):
-                fields[key] = meta[key]
+            fields["batch"] = fields["batch"] % num_pos  # the label edge each node was sampled for
+        fields.update(plan.label_fields(b))
+        if "edge_label" in fields:
             none_keys: Tuple[str, ...] = ("edge_label", "edge_label_time")
         else:
-            for key in ("src_index", "dst_pos_index", "dst_neg_index", "seed_time"):
-                fields[key] = meta[key]
             fields.pop("edge_label_index", None)
             fields.pop("edge_label_time", None)
             none_keys = ("seed_time",)
@@ -323,6 +259,105 @@ class LinkNeighborLoader(NeighborLoader):
 
     def __repr__(self) -> str:
         return f"{self.op}(num_neighbors={self.num_neighbors}, batch_size={self.batch_size}, batches={len(self)})"
+
+
+class _EpochPlan:
+    """One epoch's label edges, batch by batch, as PyG's edge_sample lays each batch out:
+    the endpoints (sources then destinations, each batch's negatives after its
+    positives) and their times, drawn for the whole epoch at once; label_fields gives a
+    batch's label edges in local ids once local (each endpoint's) is known.
+
+    Negative j of a batch belongs to its positive j % num_pos: it takes that label
+    edge's time, as a limit on the nodes drawn and as its own seed time."""
+
+    def __init__(self, loader: "LinkNeighborLoader", index: torch.Tensor, num_pos: List[int],
+                 generator: torch.Generator) -> None:
+        neg = loader.negatives
+        self.loader = loader
+        self.num_pos = num_pos
+        self.pos_offsets = _offsets(num_pos)
+        self.index = index
+        self.time = loader.edge_label_time[index] if loader.edge_label_time is not None else None
+        if neg is None:
+            self.num_neg = [0] * len(num_pos)
+        elif neg.mode == "binary":
+            self.num_neg = [math.ceil(n * neg.amount) for n in num_pos]
+        else:
+            self.num_neg = [n * neg.amount for n in num_pos]
+        self.neg_offsets = _offsets(self.num_neg)
+        owner_time = self._owner_time()
+        src, dst = loader.edge_label_index[0, index], loader.edge_label_index[1, index]
+        total_neg = int(self.neg_offsets[-1])
+        time = self.time
+        num_neg = self.num_neg
+        if neg is not None and neg.mode == "binary":
+            src_neg = loader._draw(total_neg, "src", owner_time, generator)
+            dst_neg = loader._draw(total_neg, "dst", owner_time, generator)
+            parts, times = [src, src_neg, dst, dst_neg], [time, owner_time, time, owner_time]
+            sizes = [num_pos, num_neg, num_pos, num_neg]
+        elif neg is not None:
+            parts = [src, dst, loader._draw(total_neg, "dst", owner_time, generator)]
+            times, sizes = [time, time, owner_time], [num_pos, num_pos, num_neg]
+        else:
+            parts, times, sizes = [src, dst], [time, time], [num_pos, num_pos]
+        self.endpoints = _interleave(parts, sizes)
+        self.seed_time = _interleave(times, sizes).to(torch.int64) if time is not None else None
+        self.sizes = torch.tensor(sizes, dtype=torch.int64).sum(0) if num_pos else torch.zeros(0, dtype=torch.int64)
+        self.endpoint_offsets = torch.cat([self.sizes.new_zeros(1), self.sizes.cumsum(0)])
+        self.owner_time = owner_time
+        self.local = torch.empty(0, dtype=torch.int64)
+
+    def _owner_time(self) -> Optional[torch.Tensor]:
+        """Each negative's label-edge time (None without times or negatives)."""
+        if self.time is None or not any(self.num_neg):
+            return None if self.time is None else self.time.new_empty(0)
+        num_pos = torch.tensor(self.num_pos, dtype=torch.int64)
+        num_neg = torch.tensor(self.num_neg, dtype=torch.int64)
+        batch = torch.repeat_interleave(torch.arange(len(self.num_pos)), num_neg)
+        within = torch.arange(int(num_neg.sum())) - self.neg_offsets[:-1][batch]
+        return self.time[self.pos_offsets[:-1][batch] + within % num_pos[batch]]
+
+    def label_fields(self, b: int) -> Dict[str, Any]:
+        """Batch b's input_id and label edges, in local ids, as PyG's batch holds them."""
+        loader, neg = self.loader, self.loader.negatives
+        n, k = self.num_pos[b], self.num_neg[b]
+        pos = slice(int(self.pos_offsets[b]), int(self.pos_offsets[b + 1]))
+        negs = slice(int(self.neg_offsets[b]), int(self.neg_offsets[b + 1]))
+        local = self.local[int(self.endpoint_offsets[b]):int(self.endpoint_offsets[b + 1])]
+        index = self.index[pos]
+        fields: Dict[str, Any] = {"input_id": loader.input_id[index] if loader.input_id is not None else index}
+        time = self.time[pos] if self.time is not None else None
+        if neg is not None and neg.mode == "triplet":
+            fields["src_index"] = local[:n]
+            fields["dst_pos_index"] = local[n:2 * n]
+            negatives = local[2 * n:]
+            if loader.disjoint:  # PyG's disjoint triplets: the negatives of one positive are num_pos apart
+                negatives = negatives.view(-1, n).t()
+            fields["dst_neg_index"] = negatives.reshape(n, -1).squeeze(-1)
+            fields["seed_time"] = time
+            return fields
+        label = loader.edge_label[index] if loader.edge_label is not None else None
+        if neg is not None:
+            if label is None:
+                label = torch.ones(n)
+            label = torch.cat([label, label.new_zeros((k,) + tuple(label.shape[1:]))])
+            if time is not None:
+                time = torch.cat([time, self.owner_time[negs]])
+        fields["edge_label_index"] = local.view(2, -1)
+        fields["edge_label"] = label
+        fields["edge_label_time"] = time
+        return fields
+
+
+def _offsets(sizes: List[int]) -> torch.Tensor:
+    return torch.cat([torch.zeros(1, dtype=torch.int64), torch.tensor(sizes, dtype=torch.int64).cumsum(0)])
+
+
+def _interleave(parts: List[torch.Tensor], sizes: List[List[int]]) -> torch.Tensor:
+    """Batch by batch, each part's slice for the batch in turn (parts[i] split by sizes[i])."""
+    pieces = [part.split(size) for part, size in zip(parts, sizes)]
+    flat = [piece[b] for b in range(len(sizes[0])) for piece in pieces]
+    return torch.cat(flat) if flat else parts[0].new_empty(0)
 
 
 def _pyg_link_neighbor_loader(data: Any, num_neighbors: Any, **kwargs: Any) -> Any:
