@@ -238,8 +238,9 @@ num_sampled_nodes / num_sampled_edges. A pure function of its arguments.)doc")
 BatchPipeline(graph, num_neighbors, input_nodes, input_time=None, node_tables=[],
 edge_tables=[], replace=False, directed=True, disjoint=False,
 temporal_strategy='uniform', batch_size=1, shuffle=False, drop_last=False, seed=0,
-num_threads=1, queue_depth=4, overlap=True). overlap=False: threads sample only while
-next() waits (a consumer whose threads take every core). start_epoch(epoch) cuts the
+num_threads=1, queue_depth=4, overlap=True, pin_memory=False). overlap=False: threads sample
+only while next() waits (a consumer whose threads take every core). pin_memory: rows are
+gathered into page-locked memory when a CUDA device is present (pageable otherwise). start_epoch(epoch) cuts the
 (shuffled) input_nodes into batches; start_epoch(epoch, seeds, offsets, seed_time=None)
 takes the epoch's batches instead: batch b samples from seeds[offsets[b]:offsets[b + 1]]
 (num_batches is then len(offsets) - 1, input_id positions in seeds). next() -> dict (the sample as in
@@ -250,7 +251,7 @@ epoch's end; stop().)doc")
                        const py::object& input_time, const py::list& node_tables, const py::list& edge_tables,
                        bool replace, bool directed, bool disjoint, const std::string& temporal_strategy,
                        int64_t batch_size, bool shuffle, bool drop_last, uint64_t seed, int num_threads,
-                       int queue_depth, bool overlap) {
+                       int queue_depth, bool overlap, bool pin_memory) {
              constexpr const char* kOp = "BatchPipeline";
              auto out = std::make_unique<PyBatchPipeline>();
              auto nodes = row_tables(node_tables, kOp, "node_tables", out->node_tables);
@@ -263,6 +264,7 @@ epoch's end; stop().)doc")
              o.num_threads = num_threads;
              o.queue_depth = queue_depth;
              o.overlap = overlap;
+             o.pin_memory = pin_memory;
              o.edge_index = true;
              out->disjoint = disjoint;
              out->pipeline = std::make_unique<BatchPipeline>(
@@ -275,7 +277,8 @@ epoch's end; stop().)doc")
            py::arg("node_tables") = py::list(), py::arg("edge_tables") = py::list(), py::arg("replace") = false,
            py::arg("directed") = true, py::arg("disjoint") = false, py::arg("temporal_strategy") = "uniform",
            py::arg("batch_size") = 1, py::arg("shuffle") = false, py::arg("drop_last") = false, py::arg("seed") = 0,
-           py::arg("num_threads") = 1, py::arg("queue_depth") = 4, py::arg("overlap") = true)
+           py::arg("num_threads") = 1, py::arg("queue_depth") = 4, py::arg("overlap") = true,
+           py::arg("pin_memory") = false)
       .def_property_readonly("num_batches", [](const PyBatchPipeline& p) { return p.pipeline->num_batches(); })
       .def("start_epoch",
            [](PyBatchPipeline& p, uint64_t epoch, const py::object& seeds, const py::object& offsets,

@@ -196,6 +196,26 @@ TEST(MemoryStats, LargeHostBlocksAreReusedAndNotCountedWhileCached) {
   EXPECT_EQ(memory_stats(Device::cpu()).cached_bytes, 0u);
 }
 
+// Page-locked host memory exists only where the CUDA runtime has a device: elsewhere
+// the allocation says so with nullptr (callers fall back), never a throw.
+TEST(PinnedHost, AllocatesWhereADeviceExistsAndIsNullptrElsewhere) {
+  EXPECT_EQ(pinned_host_allocate(0), nullptr);
+  pinned_host_free(nullptr);
+  const std::size_t before = memory_stats(Device::cpu()).current_bytes;
+  void* block = pinned_host_allocate(std::size_t{1} << 20);
+  if (cuda_device_count() == 0) {
+    EXPECT_EQ(block, nullptr) << "no device: no page-locked memory";
+    return;
+  }
+  ASSERT_NE(block, nullptr);
+  auto* bytes = static_cast<unsigned char*>(block);
+  bytes[0] = 1;
+  bytes[(std::size_t{1} << 20) - 1] = 2;
+  EXPECT_EQ(bytes[0] + bytes[(std::size_t{1} << 20) - 1], 3);
+  EXPECT_EQ(memory_stats(Device::cpu()).current_bytes, before) << "pinned blocks are not device_allocate's";
+  pinned_host_free(block);
+}
+
 // The loader behind cuBLAS / cuSPARSE calls (EW_LAZY_FUNCTION): a symbol from a
 // library opened on first use, the fallback path when the soname is not found, and
 // errors naming the library and the symbol.

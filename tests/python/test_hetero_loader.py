@@ -280,6 +280,23 @@ def test_epochs_are_reproducible_and_threads_do_not_matter():
     assert any(not torch.equal(p, q) for p, q in zip(first, second))  # a new epoch reshuffles
 
 
+def test_pin_memory_pins_the_typed_batches_where_torch_has_cuda():
+    data = _graph(5)
+    kwargs = dict(num_neighbors=[2, 2], input_nodes="paper", batch_size=8, seed=2)
+    plain = list(NeighborLoader(data, **kwargs))
+    if torch.cuda.is_available():
+        pinned = list(NeighborLoader(data, pin_memory=True, **kwargs))
+    else:
+        with pytest.warns(UserWarning, match="pin_memory=True but torch finds no CUDA device"):
+            pinned = list(NeighborLoader(data, pin_memory=True, **kwargs))
+    for a, b in zip(plain, pinned):
+        for t in data.node_types:
+            assert torch.equal(a[t].x, b[t].x)
+            assert b[t].x.is_pinned() == torch.cuda.is_available()
+        for e in data.edge_types:
+            assert torch.equal(a[e].edge_index, b[e].edge_index)
+
+
 def test_drop_last_and_transform():
     data = _graph(4)
     loader = NeighborLoader(data, num_neighbors=[1], input_nodes=("paper", torch.arange(10)), batch_size=4,

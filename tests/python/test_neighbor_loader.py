@@ -310,6 +310,26 @@ def test_unknown_keyword_is_a_type_error_and_dataloader_knobs_are_accepted():
     NeighborLoader(data, num_neighbors=[2], num_workers=4, persistent_workers=True)
 
 
+@pytest.mark.parametrize("pyg", [True, False])
+def test_pin_memory_pins_every_tensor_where_torch_has_cuda_and_warns_elsewhere(pyg):
+    data = _graph(21, pyg=pyg)
+    plain = list(NeighborLoader(data, num_neighbors=[3, 2], batch_size=16, seed=4))
+    if torch.cuda.is_available():
+        pinned = list(NeighborLoader(data, num_neighbors=[3, 2], batch_size=16, seed=4, pin_memory=True))
+    else:
+        with pytest.warns(UserWarning, match="pin_memory=True but torch finds no CUDA device"):
+            loader = NeighborLoader(data, num_neighbors=[3, 2], batch_size=16, seed=4, pin_memory=True)
+        assert loader.pin_memory is False
+        pinned = list(loader)
+    assert len(pinned) == len(plain)
+    for a, b in zip(plain, pinned):
+        for key in ("x", "y", "edge_attr", "edge_index", "n_id", "e_id"):
+            assert torch.equal(a[key], b[key]), key
+            assert b[key].is_pinned() == torch.cuda.is_available(), key
+    with pytest.raises(ValueError, match="pin_memory must be True or False"):
+        NeighborLoader(data, num_neighbors=[2], pin_memory="yes")
+
+
 def test_a_graph_changed_while_iterating_is_an_error():
     data = _graph(12)
     loader = NeighborLoader(data, num_neighbors=[2], batch_size=10)

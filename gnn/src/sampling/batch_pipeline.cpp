@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "edgewise/kernels/common/check.hpp"
+#include "edgewise/kernels/common/memory.hpp"
 #include "edgewise/kernels/common/philox.hpp"
 #include "sampling_core.hpp"
 
@@ -32,44 +33,53 @@ std::shared_ptr<HostBuffer> gather_rows(BufferPool& pool, const RowTable& table,
 }  // namespace
 
 BufferPool::~BufferPool() {
-  for (auto& [capacity, block] : free_) delete[] block;
+  for (const Block& block : free_) release(block);
 }
 
 std::shared_ptr<HostBuffer> BufferPool::take(int64_t bytes) {
-  std::byte* block = nullptr;
-  int64_t capacity = 0;
+  Block block;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     size_t best = free_.size();
     for (size_t k = 0; k < free_.size(); ++k) {
-      if (free_[k].first >= bytes && (best == free_.size() || free_[k].first < free_[best].first)) best = k;
+      if (free_[k].capacity >= bytes && (best == free_.size() || free_[k].capacity < free_[best].capacity)) best = k;
     }
     if (best != free_.size()) {
-      std::tie(capacity, block) = free_[best];
+      block = free_[best];
       free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
     }
   }
-  if (block == nullptr) {
-    capacity = std::max<int64_t>(bytes + bytes / 4, 1);
-    block = new std::byte[static_cast<size_t>(capacity)];
+  if (block.data == nullptr) {
+    block.capacity = std::max<int64_t>(bytes + bytes / 4, 1);
+    if (pinned_) block.data = static_cast<std::byte*>(pinned_host_allocate(static_cast<size_t>(block.capacity)));
+    block.pinned = block.data != nullptr;
+    if (!block.pinned) block.data = new std::byte[static_cast<size_t>(block.capacity)];
   }
   // The deleter holds the pool, so a batch outliving its pipeline still returns safely.
   std::shared_ptr<BufferPool> self = shared_from_this();
-  return std::shared_ptr<HostBuffer>(new HostBuffer{block, bytes}, [self, block, capacity](HostBuffer* buffer) {
+  return std::shared_ptr<HostBuffer>(new HostBuffer{block.data, bytes, block.pinned}, [self, block](HostBuffer* buffer) {
     delete buffer;
-    self->put(block, capacity);
+    self->put(block);
   });
 }
 
-void BufferPool::put(std::byte* block, int64_t capacity) {
+void BufferPool::put(Block block) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (free_.size() < max_free_) {
-      free_.emplace_back(capacity, block);
+      free_.push_back(block);
       return;
     }
   }
-  delete[] block;
+  release(block);
+}
+
+void BufferPool::release(Block block) noexcept {
+  if (block.pinned) {
+    pinned_host_free(block.data);
+  } else {
+    delete[] block.data;
+  }
 }
 
 BatchPipeline::BatchPipeline(std::shared_ptr<const CscGraph> graph, HopSamplerOptions sampler,
@@ -113,7 +123,8 @@ BatchPipeline::BatchPipeline(std::shared_ptr<const CscGraph> graph, HopSamplerOp
   // Blocks in flight: the queue, the batches being made, the one the consumer holds,
   // and the one it is dropping, per table.
   const size_t tables = node_tables_.size() + edge_tables_.size();
-  pool_ = std::make_shared<BufferPool>(tables * static_cast<size_t>(options_.queue_depth + options_.num_threads + 2));
+  pool_ = std::make_shared<BufferPool>(tables * static_cast<size_t>(options_.queue_depth + options_.num_threads + 2),
+                                       options_.pin_memory);
 }
 
 BatchPipeline::~BatchPipeline() { stop(); }

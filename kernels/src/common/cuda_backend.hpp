@@ -19,6 +19,10 @@ void cuda_memcpy(void* dst, const void* src, std::size_t bytes, CopyKind kind, i
                  void* stream);
 void cuda_memset_async(void* dst, int byte_value, std::size_t bytes, int device, void* stream);
 void cuda_stream_synchronize(int device, void* stream);
+// Page-locked host memory visible to every device; nullptr (never a throw) when the
+// runtime cannot provide it.
+void* cuda_host_alloc(std::size_t bytes) noexcept;
+void cuda_host_free(void* ptr) noexcept;
 
 [[noreturn]] void throw_built_without_cuda(const char* op);
 

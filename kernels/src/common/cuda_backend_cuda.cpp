@@ -64,4 +64,18 @@ void cuda_stream_synchronize(int device, void* stream) {
   EW_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
 }
 
+void* cuda_host_alloc(std::size_t bytes) noexcept {
+  void* ptr = nullptr;
+  if (cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  return ptr;
+}
+
+void cuda_host_free(void* ptr) noexcept {
+  cudaError_t status = cudaFreeHost(ptr);
+  if (status != cudaSuccess) (void)cudaGetLastError();
+}
+
 }  // namespace edgewise::detail

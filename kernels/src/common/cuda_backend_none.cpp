@@ -17,5 +17,7 @@ void cuda_memcpy(void*, const void*, std::size_t, CopyKind, int, void*) {
 }
 void cuda_memset_async(void*, int, std::size_t, int, void*) { throw_built_without_cuda("fill_bytes"); }
 void cuda_stream_synchronize(int, void*) { throw_built_without_cuda("synchronize"); }
+void* cuda_host_alloc(std::size_t) noexcept { return nullptr; }
+void cuda_host_free(void*) noexcept {}
 
 }  // namespace edgewise::detail

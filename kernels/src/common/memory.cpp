@@ -188,6 +188,15 @@ void device_free(void* ptr, Device device) noexcept {
   }
 }
 
+void* pinned_host_allocate(std::size_t bytes) noexcept {
+  if (bytes == 0 || detail::cuda_device_count(nullptr) == 0) return nullptr;
+  return detail::cuda_host_alloc(bytes);
+}
+
+void pinned_host_free(void* ptr) noexcept {
+  if (ptr) detail::cuda_host_free(ptr);
+}
+
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes,
                 void* stream) {
   if (bytes == 0) return;

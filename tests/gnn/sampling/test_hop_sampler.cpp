@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "edgewise/gnn/sampling/batch_pipeline.hpp"
+#include "edgewise/kernels/common/device.hpp"
 #include "edgewise/gnn/sampling/csc_graph.hpp"
 #include "edgewise/gnn/sampling/hop_sampler.hpp"
 #include "test_support.hpp"
@@ -624,6 +625,37 @@ TEST(BatchPipeline, BatchesOutliveTheirPipelineAndBuffersAreReused) {
   for (const SampledBatch& b : kept) {  // the pipeline is gone; its rows are still readable
     const float* rows = reinterpret_cast<const float*>(b.node_rows[0]->data);
     for (size_t i = 0; i < b.subgraph.node.size(); ++i) EXPECT_EQ(rows[3 * i], float(b.subgraph.node[i]));
+  }
+}
+
+// pin_memory: rows land in page-locked blocks where a CUDA device exists, in pageable
+// ones elsewhere; either way the same rows, and the blocks go back to the pool.
+TEST(BatchPipeline, PinMemoryGathersIntoPageLockedBlocksWhereADeviceExists) {
+  const Coo g = random_graph(200, 2000, 13);
+  const auto csc = csc_of(g);
+  const Features f(g.n);
+  const Features ef(static_cast<int64_t>(g.src.size()));
+  std::vector<int64_t> inputs(64);
+  std::iota(inputs.begin(), inputs.end(), 0);
+  const bool device = cuda_device_count() > 0;
+  BatchPipelineOptions o;
+  o.batch_size = 8;
+  o.queue_depth = 1;
+  o.pin_memory = true;
+  BatchPipeline p(csc, hops({3, 3}), inputs, {}, {f.table(g.n)}, {ef.table(static_cast<int64_t>(g.src.size()))}, o);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    for (const SampledBatch& b : run_epoch(p, static_cast<uint64_t>(epoch))) {
+      ASSERT_EQ(b.node_rows.size(), 1u);
+      ASSERT_EQ(b.edge_rows.size(), 1u);
+      EXPECT_EQ(b.node_rows[0]->pinned, device);
+      EXPECT_EQ(b.edge_rows[0]->pinned, device);
+      const float* rows = reinterpret_cast<const float*>(b.node_rows[0]->data);
+      for (size_t i = 0; i < b.subgraph.node.size(); ++i) EXPECT_EQ(rows[3 * i], float(b.subgraph.node[i]));
+      const float* edge_rows = reinterpret_cast<const float*>(b.edge_rows[0]->data);
+      for (size_t i = 0; i < b.subgraph.edge.size(); ++i) {
+        EXPECT_EQ(edge_rows[3 * i + 1], float(b.subgraph.edge[i]) + 0.5f);
+      }
+    }
   }
 }
 

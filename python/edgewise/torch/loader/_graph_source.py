@@ -4,6 +4,7 @@ edge-level tensors, and the checks that name the argument at fault."""
 import math
 import os
 import sys
+import warnings
 import weakref
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -240,6 +241,25 @@ def check_finite_int(op: str, name: str, value: Any, low: int) -> int:
     if value < low:
         raise ValueError(f"{op}: {name} ({value}) must be >= {low}")
     return value
+
+
+def check_pin_memory(op: str, pin_memory: Any) -> bool:
+    """pin_memory as it takes effect: page-locked memory needs a CUDA device torch sees
+    (without one, a DataLoader's warning, and pageable memory)."""
+    if not isinstance(pin_memory, bool):
+        raise ValueError(f"{op}: pin_memory must be True or False (got {pin_memory!r})")
+    if pin_memory and not torch.cuda.is_available():
+        warnings.warn(f"{op}: pin_memory=True but torch finds no CUDA device; batches stay in pageable memory",
+                      UserWarning, stacklevel=3)
+        return False
+    return pin_memory
+
+
+def pin_batch(batch: Any) -> Any:
+    """The batch with every tensor page-locked (PyG's Data.pin_memory; tensors already
+    pinned, the rows the pipeline gathered, are kept as they are)."""
+    pin = getattr(batch, "pin_memory", None)
+    return pin() if callable(pin) else batch
 
 
 def default_num_threads() -> int:

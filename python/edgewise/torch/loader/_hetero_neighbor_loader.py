@@ -9,7 +9,7 @@ from collections import deque
 import torch
 
 from ... import _edgewise
-from ._graph_source import check_input_nodes, check_num_neighbors, set_batching_args
+from ._graph_source import check_input_nodes, check_num_neighbors, check_pin_memory, pin_batch, set_batching_args
 
 EdgeType = Tuple[str, str, str]
 
@@ -83,12 +83,14 @@ class HeteroNeighborLoader:
                  temporal_strategy: str = "uniform", time_attr: Optional[str] = None,
                  weight_attr: Optional[str] = None, transform: Optional[Callable] = None, batch_size: int = 1,
                  shuffle: bool = False, drop_last: bool = False, num_threads: Optional[int] = None,
-                 prefetch: int = 4, seed: Optional[int] = None, directed: bool = True, **kwargs: Any) -> None:
+                 prefetch: int = 4, seed: Optional[int] = None, directed: bool = True,
+                 pin_memory: bool = False, **kwargs: Any) -> None:
         from ._neighbor_loader import _IGNORED_LOADER_ARGS
         op = "NeighborLoader"
         unknown = [k for k in kwargs if k not in _IGNORED_LOADER_ARGS]
         if unknown:
             raise TypeError(f"{op}: unexpected argument '{unknown[0]}'")
+        self.pin_memory = check_pin_memory(op, pin_memory)
         subgraph_type = str(getattr(subgraph_type, "value", subgraph_type))
         if not directed or subgraph_type not in ("directional", "bidirectional"):
             raise ValueError(f"{op}: subgraph_type '{subgraph_type if directed else 'induced'}' is not supported "
@@ -268,7 +270,9 @@ class HeteroNeighborLoader:
         data[self.input_type].input_id = input_id
         data[self.input_type].seed_time = seed_time
         data[self.input_type].batch_size = input_id.numel()
-        return self.transform(data) if self.transform is not None else data
+        if self.transform is not None:
+            data = self.transform(data)
+        return pin_batch(data) if self.pin_memory else data
 
     def _seed_time(self, input_id: torch.Tensor) -> Optional[torch.Tensor]:
         if self.time_attr is None:

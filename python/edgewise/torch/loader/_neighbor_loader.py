@@ -5,12 +5,13 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import torch
 
 from ... import _edgewise
-from ._graph_source import GraphSource, check_input_nodes, check_num_neighbors, set_batching_args
+from ._graph_source import (GraphSource, check_input_nodes, check_num_neighbors, check_pin_memory, pin_batch,
+                            set_batching_args)
 from ._sampled_data import SampledData
 
 # DataLoader arguments PyG's loaders pass on that have no meaning here: batches are
 # prepared by native threads (num_threads), never by Python worker processes.
-_IGNORED_LOADER_ARGS = ("num_workers", "pin_memory", "persistent_workers", "prefetch_factor", "filter_per_worker",
+_IGNORED_LOADER_ARGS = ("num_workers", "persistent_workers", "prefetch_factor", "filter_per_worker",
                         "is_sorted", "share_memory", "timeout", "worker_init_fn", "multiprocessing_context")
 
 
@@ -38,7 +39,10 @@ class NeighborLoader:
 
     Batches are sampled and their rows gathered by ``num_threads`` native threads,
     at most ``prefetch`` batches ahead, without the GIL; the tensors are handed to
-    torch without copies. ``overlap=False`` lets them sample only while the loop waits
+    torch without copies. ``pin_memory=True`` (when torch sees a CUDA device) gathers
+    the attribute rows straight into page-locked memory and pins the batch's other
+    tensors, as a DataLoader's ``pin_memory`` would, so ``batch.to("cuda",
+    non_blocking=True)`` copies asynchronously. ``overlap=False`` lets them sample only while the loop waits
     for a batch: right when the model trains on the CPU with torch's threads on every
     core, where sampling beside it stalls each of torch's parallel regions. ``seed`` (default: drawn from torch's generator when the
     loader is made) fixes every epoch: epoch ``e`` of a loader is the same for any
@@ -59,7 +63,7 @@ class NeighborLoader:
                  weight_attr: Optional[str] = None, transform: Optional[Callable] = None, batch_size: int = 1,
                  shuffle: bool = False, drop_last: bool = False, num_threads: Optional[int] = None,
                  prefetch: int = 4, seed: Optional[int] = None, directed: bool = True, overlap: bool = True,
-                 **kwargs: Any) -> None:
+                 pin_memory: bool = False, **kwargs: Any) -> None:
         op = type(self).__name__
         unknown = [k for k in kwargs if k not in _IGNORED_LOADER_ARGS]
         if unknown:
@@ -88,6 +92,7 @@ class NeighborLoader:
         if not isinstance(overlap, bool):
             raise ValueError(f"{op}: overlap must be True or False (got {overlap!r})")
         self.overlap = overlap
+        self.pin_memory = check_pin_memory(op, pin_memory)
         self.input_nodes = check_input_nodes(op, input_nodes, self.source.num_nodes, allow_repeats=self.disjoint)
         self.input_time = self._check_input_time(input_time)
         self.graph = self.source.csc(weight_attr, time_attr, sort_by_time=temporal_strategy == "last")
@@ -116,7 +121,7 @@ class NeighborLoader:
                 directed=self.subgraph_type != "induced", disjoint=self.disjoint,
                 temporal_strategy=self.temporal_strategy, batch_size=self.batch_size, shuffle=self.shuffle,
                 drop_last=self.drop_last, seed=self.seed, num_threads=self.num_threads,
-                queue_depth=self.prefetch, overlap=self.overlap)
+                queue_depth=self.prefetch, overlap=self.overlap, pin_memory=self.pin_memory)
         except ValueError as error:
             raise ValueError(f"{self.op}: {str(error).split(': ', 1)[-1]}") from None
 
@@ -183,7 +188,9 @@ class NeighborLoader:
                     setattr(data, key, None)
         else:
             data = SampledData(**fields)
-        return self.transform(data) if self.transform is not None else data
+        if self.transform is not None:
+            data = self.transform(data)
+        return pin_batch(data) if self.pin_memory else data
 
     def _seed_time(self, input_id: torch.Tensor) -> Optional[torch.Tensor]:
         if self.time_attr is None:

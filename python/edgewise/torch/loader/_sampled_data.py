@@ -54,6 +54,11 @@ class SampledData:
         }
         return SampledData(**moved)
 
+    def pin_memory(self) -> "SampledData":
+        """Every tensor in page-locked memory (tensors already there are kept)."""
+        return SampledData(**{key: value.pin_memory() if isinstance(value, torch.Tensor) else value
+                              for key, value in self._fields.items()})
+
     def __repr__(self) -> str:
         parts = []
         for key, value in self._fields.items():

@@ -35,12 +35,15 @@ struct RowTable {
 struct HostBuffer {
   std::byte* data = nullptr;
   int64_t bytes = 0;
+  bool pinned = false;  // page-locked: a CUDA device copies it asynchronously
 };
 
 // Free blocks kept for reuse, at most max_free of them (the rest are released).
+// pinned: blocks are page-locked where the CUDA runtime provides it (a device is
+// present), pageable otherwise.
 class BufferPool : public std::enable_shared_from_this<BufferPool> {
  public:
-  explicit BufferPool(size_t max_free) : max_free_(max_free) {}
+  explicit BufferPool(size_t max_free, bool pinned = false) : max_free_(max_free), pinned_(pinned) {}
   ~BufferPool();
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
@@ -49,10 +52,17 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   std::shared_ptr<HostBuffer> take(int64_t bytes);
 
  private:
-  void put(std::byte* block, int64_t capacity);
+  struct Block {
+    std::byte* data = nullptr;
+    int64_t capacity = 0;
+    bool pinned = false;
+  };
+  void put(Block block);
+  static void release(Block block) noexcept;
   std::mutex mutex_;
-  std::vector<std::pair<int64_t, std::byte*>> free_;  // (capacity, block)
+  std::vector<Block> free_;
   size_t max_free_;
+  bool pinned_;
 };
 
 struct SampledBatch {
@@ -80,6 +90,9 @@ struct BatchPipelineOptions {
   // consumer whose own threads already take every core (CPU training), sampling
   // beside it slows every parallel region it joins more than the sampling saves.
   bool overlap = true;
+  // Gather rows into page-locked memory (when a CUDA device is present), so a batch
+  // copies to the device asynchronously and without a staging copy.
+  bool pin_memory = false;
 };
 
 // Seed lists given per batch for one epoch instead of cut from the inputs: batch b's

@@ -22,6 +22,13 @@ void* device_allocate(std::size_t bytes, Device device);
 // Tolerates nullptr and a CUDA runtime that is already unloading (at exit).
 void device_free(void* ptr, Device device) noexcept;
 
+// Page-locked (pinned) host memory, which a CUDA device reads without a staging copy
+// and copies to asynchronously: nullptr when this build has no CUDA, no device is
+// present or the runtime refuses (callers then use pageable memory). Zero bytes gives
+// nullptr. Not counted by memory_stats, never cached.
+void* pinned_host_allocate(std::size_t bytes) noexcept;
+void pinned_host_free(void* ptr) noexcept;
+
 // Copies bytes between any two devices. `stream` (a cudaStream_t, or nullptr for
 // the default stream) orders the copy; the call returns after the copy is done.
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device,
