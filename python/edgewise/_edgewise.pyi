@@ -301,8 +301,9 @@ class BatchPipeline:
     BatchPipeline(graph, num_neighbors, input_nodes, input_time=None, node_tables=[],
     edge_tables=[], replace=False, directed=True, disjoint=False,
     temporal_strategy='uniform', batch_size=1, shuffle=False, drop_last=False, seed=0,
-    num_threads=1, queue_depth=4, overlap=True). overlap=False: threads sample only while
-    next() waits (a consumer whose threads take every core). start_epoch(epoch) cuts the
+    num_threads=1, queue_depth=4, overlap=True, pin_memory=False). overlap=False: threads sample
+    only while next() waits (a consumer whose threads take every core). pin_memory: rows are
+    gathered into page-locked memory when a CUDA device is present (pageable otherwise). start_epoch(epoch) cuts the
     (shuffled) input_nodes into batches; start_epoch(epoch, seeds, offsets, seed_time=None)
     takes the epoch's batches instead: batch b samples from seeds[offsets[b]:offsets[b + 1]]
     (num_batches is then len(offsets) - 1, input_id positions in seeds). next() -> dict (the sample as in
@@ -310,7 +311,7 @@ class BatchPipeline:
     edge_rows: each table's rows of node / edge, as DLPack capsules) or None at the
     epoch's end; stop().
     """
-    def __init__(self, graph: CscGraph, num_neighbors: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], input_nodes: typing.Any, input_time: typing.Any = None, node_tables: list = [], edge_tables: list = [], replace: bool = False, directed: bool = True, disjoint: bool = False, temporal_strategy: str = 'uniform', batch_size: typing.SupportsInt | typing.SupportsIndex = 1, shuffle: bool = False, drop_last: bool = False, seed: typing.SupportsInt | typing.SupportsIndex = 0, num_threads: typing.SupportsInt | typing.SupportsIndex = 1, queue_depth: typing.SupportsInt | typing.SupportsIndex = 4, overlap: bool = True) -> None:
+    def __init__(self, graph: CscGraph, num_neighbors: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], input_nodes: typing.Any, input_time: typing.Any = None, node_tables: list = [], edge_tables: list = [], replace: bool = False, directed: bool = True, disjoint: bool = False, temporal_strategy: str = 'uniform', batch_size: typing.SupportsInt | typing.SupportsIndex = 1, shuffle: bool = False, drop_last: bool = False, seed: typing.SupportsInt | typing.SupportsIndex = 0, num_threads: typing.SupportsInt | typing.SupportsIndex = 1, queue_depth: typing.SupportsInt | typing.SupportsIndex = 4, overlap: bool = True, pin_memory: bool = False) -> None:
         ...
     def next(self) -> typing.Any:
         ...
