@@ -430,3 +430,88 @@ def test_homogeneous_data_still_gets_the_homogeneous_loader():
     data = Data(x=torch.randn(5, 2), edge_index=torch.tensor([[0, 1], [1, 2]]))
     loader = NeighborLoader(data, num_neighbors=[1], batch_size=2)
     assert type(loader) is NeighborLoader
+
+
+def _in_csc_order(data, sampler):
+    """data with each edge type's edges in the order of PyG's CSC for it (sampler.perm),
+    so the reference's "input order" is the order pyg-lib reads the edges in."""
+    ordered = data.clone()
+    for e in data.edge_types:
+        perm = sampler.perm.get(e) if sampler.perm is not None else None
+        if perm is not None:
+            ordered[e].edge_index = data[e].edge_index[:, perm]
+    return ordered
+
+
+@pytest.mark.parametrize("disjoint", [False, True])
+def test_pygs_own_loader_samples_heterodata_on_edgewise_field_for_field(disjoint):
+    """accelerate() and edgewise.torch.pyg.NeighborSampler take PyG's typed sampling
+    (pyg-lib's hetero_neighbor_sample) too: PyG's own NeighborLoader on HeteroData,
+    without pyg-lib, against the reference on the edges in PyG's CSC order."""
+    import torch_geometric.loader as pyg_loader
+
+    import edgewise.torch.pyg as ewpyg
+
+    data = _graph(6)
+    sampler = ewpyg.NeighborSampler(data, num_neighbors=[-1, -1], disjoint=disjoint)
+    ordered = _in_csc_order(data, sampler)
+    with ewpyg.accelerated():
+        accelerated = list(pyg_loader.NeighborLoader(data, num_neighbors=[-1, -1], input_nodes="paper",
+                                                     batch_size=9, disjoint=disjoint))
+    direct = list(pyg_loader.NodeLoader(data, node_sampler=sampler, input_nodes="paper", batch_size=9))
+    assert len(accelerated) == len(direct) == -(-SIZES["paper"] // 9)
+    for b, (x, y) in enumerate(zip(accelerated, direct)):
+        seeds = list(range(b * 9, min(SIZES["paper"], (b + 1) * 9)))
+        node, rows, cols, eids, counts_n, counts_e, batch_of = _reference(ordered, seeds, 2, disjoint=disjoint)
+        for batch in (x, y):
+            for t in data.node_types:
+                assert batch[t].n_id.tolist() == node[t], t
+                assert torch.equal(batch[t].x, data[t].x[batch[t].n_id])
+                assert batch[t].num_sampled_nodes == counts_n[t]
+                if disjoint:
+                    assert batch[t].batch.tolist() == batch_of[t], t
+            for e in data.edge_types:
+                assert batch[e].edge_index.tolist() == [rows[e], cols[e]], e
+                perm = sampler.perm.get(e) if sampler.perm is not None else None
+                expected = [int(perm[k]) for k in eids[e]] if perm is not None else eids[e]
+                assert batch[e].e_id.tolist() == expected, e
+                if "edge_attr" in data[e]:
+                    assert torch.equal(batch[e].edge_attr, data[e].edge_attr[batch[e].e_id])
+                assert batch[e].num_sampled_edges == counts_e[e]
+
+
+@pytest.mark.parametrize("mode", ["binary", "triplet"])
+def test_link_neighbor_loader_on_heterodata_runs_without_pyg_lib(mode):
+    """LinkNeighborLoader given HeteroData: PyG's own link loader on Edgewise's typed
+    sampler. The label edges come back in local ids of their node types, the sampled
+    edges exist, and each edge type keeps its fan-out."""
+    from edgewise.torch.loader import LinkNeighborLoader
+
+    data = _graph(7)
+    writes = ("author", "writes", "paper")
+    label_index = data[writes].edge_index[:, :60]
+    loader = LinkNeighborLoader(data, num_neighbors=[3, 2], edge_label_index=(writes, label_index), batch_size=16,
+                                neg_sampling=mode, shuffle=True)
+    seen = []
+    for batch in loader:
+        ids = batch[writes].input_id
+        seen += ids.tolist()
+        authors, papers = batch["author"].n_id, batch["paper"].n_id
+        if mode == "binary":
+            local, label = batch[writes].edge_label_index, batch[writes].edge_label
+            positives = torch.stack([authors[local[0, label == 1]], papers[local[1, label == 1]]])
+            assert int((label == 0).sum()) == ids.numel()
+        else:
+            positives = torch.stack([authors[batch["author"].src_index], papers[batch["paper"].dst_pos_index]])
+            assert batch["paper"].dst_neg_index.numel() == ids.numel()
+        assert torch.equal(positives, label_index[:, ids])
+        for e in data.edge_types:
+            src, _, dst = e
+            ei = batch[e].edge_index
+            pairs = torch.stack([batch[src].n_id[ei[0]], batch[dst].n_id[ei[1]]])
+            assert torch.equal(pairs, data[e].edge_index[:, batch[e].e_id]), e
+            for hop, (begin, count) in enumerate(zip([0] + list(torch.tensor(batch[e].num_sampled_edges).cumsum(0)),
+                                                     batch[e].num_sampled_edges)):
+                per_destination = torch.bincount(ei[1, int(begin):int(begin) + count])
+                assert per_destination.numel() == 0 or int(per_destination.max()) <= [3, 2][hop], (e, hop)
+    assert sorted(seen) == list(range(60))

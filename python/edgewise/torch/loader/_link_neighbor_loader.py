@@ -106,8 +106,8 @@ class LinkNeighborLoader(NeighborLoader):
     Given ``neighbor_sampler``, ``transform_sampler_output`` or ``custom_cls``, it is
     PyG's own ``LinkNeighborLoader`` (with ``edgewise.torch.pyg.NeighborSampler`` unless
     a sampler is given; needs torch_geometric; batches prepared by PyG's DataLoader).
-    ``HeteroData`` goes there too, where PyG's typed sampling needs pyg-lib or
-    torch-sparse.
+    ``HeteroData`` goes there too (typed link batches; the sampling runs on Edgewise's
+    HeteroHopSampler, no pyg-lib needed).
     """
 
     def __new__(cls, data: Any = None, *args: Any, **kwargs: Any) -> Any:

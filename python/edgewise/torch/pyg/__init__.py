@@ -150,8 +150,8 @@ def accelerate() -> bool:
                     _wrap_class_propagate(type(self), MessagePassing, plain)
 
         _set(MessagePassing, "_set_jittable_templates", original_templates, _set_jittable_templates)
-        # Homogeneous neighbour sampling (NeighborLoader, LinkNeighborLoader) on Edgewise:
-        # PyG's loaders then work on an install without pyg-lib or torch-sparse.
+        # Neighbour sampling (NeighborLoader, LinkNeighborLoader; Data and HeteroData) on
+        # Edgewise: PyG's loaders then work on an install without pyg-lib or torch-sparse.
         import torch_geometric.sampler.neighbor_sampler as neighbor_sampler_module
 
         pyg_sampler = neighbor_sampler_module.NeighborSampler
