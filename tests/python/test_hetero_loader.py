@@ -440,29 +440,49 @@ def _in_csc_order(data, sampler):
         perm = sampler.perm.get(e) if sampler.perm is not None else None
         if perm is not None:
             ordered[e].edge_index = data[e].edge_index[:, perm]
+            if "time" in data[e]:
+                ordered[e].time = data[e].time[perm]
     return ordered
 
 
-@pytest.mark.parametrize("disjoint", [False, True])
-def test_pygs_own_loader_samples_heterodata_on_edgewise_field_for_field(disjoint):
+@pytest.mark.parametrize("mode", ["plain", "disjoint", "node_time", "edge_time"])
+def test_pygs_own_loader_samples_heterodata_on_edgewise_field_for_field(mode):
     """accelerate() and edgewise.torch.pyg.NeighborSampler take PyG's typed sampling
     (pyg-lib's hetero_neighbor_sample) too: PyG's own NeighborLoader on HeteroData,
-    without pyg-lib, against the reference on the edges in PyG's CSC order."""
+    without pyg-lib, against the reference on the edges in PyG's CSC order (temporal
+    sampling is disjoint, as in PyG)."""
     import torch_geometric.loader as pyg_loader
 
     import edgewise.torch.pyg as ewpyg
 
-    data = _graph(6)
-    sampler = ewpyg.NeighborSampler(data, num_neighbors=[-1, -1], disjoint=disjoint)
+    data = _timed_graph(6, "edge") if mode == "edge_time" else _timed_graph(6, "node")
+    if mode in ("plain", "disjoint"):
+        for t in data.node_types:
+            if "time" in data[t]:
+                del data[t].time
+    disjoint = mode != "plain"
+    kwargs = dict(num_neighbors=[-1, -1], input_nodes="paper", batch_size=9)
+    kwargs.update(time_attr="time") if "time" in mode else kwargs.update(disjoint=disjoint)
+    if mode == "edge_time":
+        kwargs["input_time"] = torch.randint(10, 60, (SIZES["paper"],), generator=torch.Generator().manual_seed(3))
+    sampler_kwargs = {k: v for k, v in kwargs.items() if k in ("num_neighbors", "time_attr", "disjoint")}
+    sampler = ewpyg.NeighborSampler(data, **sampler_kwargs)
     ordered = _in_csc_order(data, sampler)
     with ewpyg.accelerated():
-        accelerated = list(pyg_loader.NeighborLoader(data, num_neighbors=[-1, -1], input_nodes="paper",
-                                                     batch_size=9, disjoint=disjoint))
-    direct = list(pyg_loader.NodeLoader(data, node_sampler=sampler, input_nodes="paper", batch_size=9))
+        accelerated = list(pyg_loader.NeighborLoader(data, **kwargs))
+    direct = list(pyg_loader.NeighborLoader(data, neighbor_sampler=sampler, **kwargs))
     assert len(accelerated) == len(direct) == -(-SIZES["paper"] // 9)
+    node_time = {t: data[t].time.tolist() for t in data.node_types if "time" in data[t]} or None
+    edge_time = {e: ordered[e].time.tolist() for e in data.edge_types if "time" in data[e]} or None
     for b, (x, y) in enumerate(zip(accelerated, direct)):
         seeds = list(range(b * 9, min(SIZES["paper"], (b + 1) * 9)))
-        node, rows, cols, eids, counts_n, counts_e, batch_of = _reference(ordered, seeds, 2, disjoint=disjoint)
+        times = None
+        if mode == "node_time":
+            times = [node_time["paper"][v] for v in seeds]
+        elif mode == "edge_time":
+            times = kwargs["input_time"][seeds].tolist()
+        node, rows, cols, eids, counts_n, counts_e, batch_of = _reference(
+            ordered, seeds, 2, disjoint=disjoint, node_time=node_time, edge_time=edge_time, seed_time=times)
         for batch in (x, y):
             for t in data.node_types:
                 assert batch[t].n_id.tolist() == node[t], t
