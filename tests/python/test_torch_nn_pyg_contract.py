@@ -722,10 +722,27 @@ def test_gat_target_to_source_flow_as_pyg(cls, kwargs):
 
 
 @pytest.mark.parametrize("cls", ["GATConv", "GATv2Conv"])
+@pytest.mark.parametrize("kwargs", [dict(), dict(add_self_loops=False, heads=2), dict(residual=True),
+                                    dict(edge_dim=D)])
+def test_gat_target_to_source_with_a_pair_of_equal_sizes_as_pyg(cls, kwargs):
+    """A pair (x_src, x_dst) under flow="target_to_source": separate source and
+    destination weights, so swapped roles would show."""
+    x, ei, g = _graph(35)
+    x_dst = torch.randn(x.shape, generator=g, dtype=torch.float64)
+    attr = torch.randn(ei.size(1), D, generator=g, dtype=torch.float64)
+    extra = (attr,) if "edge_dim" in kwargs else ()
+    pyg, ew = _pair(lambda nn: getattr(nn, cls)((C, C), C_OUT, flow="target_to_source", **kwargs))
+    _same_run(pyg, ew, lambda layer, xs, xd, *rest: layer((xs, xd), ei, *rest), (x, x_dst, *extra))
+    swapped = getattr(ewnn, cls)((C, C), C_OUT, flow="target_to_source", **kwargs).double()
+    swapped.load_state_dict(ew.state_dict())
+    assert not torch.allclose(swapped((x_dst, x), ei, *extra), ew((x, x_dst), ei, *extra))
+
+
+@pytest.mark.parametrize("cls", ["GATConv", "GATv2Conv"])
 def test_gat_target_to_source_refuses_what_it_does_not_run(cls):
     x, ei, _ = _graph(34)
     layer = getattr(ewnn, cls)(C, C_OUT, flow="target_to_source").double()
-    with pytest.raises(ValueError, match="single x"):
+    with pytest.raises(ValueError, match="as many source as destination nodes \\(got 13 and 5\\)"):
         layer((x, x[:5]), ei)
     adj = torch.sparse_coo_tensor(ei.flip(0), torch.ones(ei.size(1), dtype=torch.float64), (N, N)).to_sparse_csr()
     with pytest.raises(ValueError, match="target_to_source"):

@@ -68,15 +68,20 @@ def _attention_graph(layer, edge_index, num_src, num_dst, loop_nodes, cache=_str
 
 
 def _check_reverse_flow(layer, x, edge_index):
-    """flow "target_to_source" runs as the reversed graph: for a single x, as PyG's (a
-    pair's roles under that flow, sparse adjacencies and hooks are refused)."""
+    """flow "target_to_source" runs as the reversed graph: for a single x or a pair of
+    equal sizes, as PyG's. A pair of different sizes is refused: PyG's own layer then
+    gathers by one size and writes by the other (zero rows, or an index or shape
+    error). Sparse adjacencies (PyG refuses them too) and hooks are refused."""
     if layer.flow != "target_to_source":
         return
     name = type(layer).__name__
     if _is_sparse_adjacency(edge_index):
         raise ValueError(_SPARSE_FLOW_ERROR)
-    if isinstance(x, (tuple, list)):
-        raise ValueError(f"{name}: flow='target_to_source' takes a single x here, not a pair (x_src, x_dst)")
+    if isinstance(x, (tuple, list)) and len(x) == 2:
+        sizes = [None if t is None else (t.size(0) if isinstance(t, Tensor) else None) for t in x]
+        if sizes[0] is None or sizes[0] != sizes[1]:
+            raise ValueError(f"{name}: flow='target_to_source' takes a pair (x_src, x_dst) only with as many source "
+                             f"as destination nodes (got {sizes[0]} and {sizes[1]})")
     if layer.has_message_passing_hooks() or layer.has_edge_update_hooks():
         raise ValueError(f"{name}: flow='target_to_source' does not run message-passing or edge-update hooks")
 
