@@ -256,9 +256,10 @@ def _edge_update_hooks(conv, record, pre_key):
 
 @pytest.mark.parametrize("layer,pre_key", [("GATConv", "alpha_j"), ("GATv2Conv", "x_j")])
 @pytest.mark.parametrize("edge_dim,add_self_loops", [(None, True), (2, True), (2, False), (None, False)])
-def test_edge_update_hooks_match_pyg(layer, pre_key, edge_dim, add_self_loops):
+@pytest.mark.parametrize("flow", ["source_to_target", "target_to_source"])
+def test_edge_update_hooks_match_pyg(layer, pre_key, edge_dim, add_self_loops, flow):
     x, ei, attr = _gat_graph(11, edge_dim)
-    pyg, ew = _pair(_gat, layer=layer, edge_dim=edge_dim, add_self_loops=add_self_loops)
+    pyg, ew = _pair(_gat, layer=layer, edge_dim=edge_dim, add_self_loops=add_self_loops, flow=flow)
     records = ([], [])
     _edge_update_hooks(pyg, records[0], pre_key)
     _edge_update_hooks(ew, records[1], pre_key)
@@ -286,10 +287,11 @@ def test_edge_update_hook_handles_remove():
 
 
 @pytest.mark.parametrize("layer", ["GATConv", "GATv2Conv"])
-def test_attention_message_hooks_see_pygs_edges(layer):
+@pytest.mark.parametrize("flow", ["source_to_target", "target_to_source"])
+def test_attention_message_hooks_see_pygs_edges(layer, flow):
     """With self loops added, the message hooks get PyG's edge order and tensors."""
     x, ei, _ = _gat_graph(13, None)
-    pyg, ew = _pair(_gat, layer=layer)
+    pyg, ew = _pair(_gat, layer=layer, flow=flow)
     records = ([], [])
     _recording_hooks(pyg, records[0])
     _recording_hooks(ew, records[1])

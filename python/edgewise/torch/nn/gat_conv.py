@@ -68,10 +68,11 @@ def _attention_graph(layer, edge_index, num_src, num_dst, loop_nodes, cache=_str
 
 
 def _check_reverse_flow(layer, x, edge_index):
-    """flow "target_to_source" runs as the reversed graph: for a single x or a pair of
-    equal sizes, as PyG's. A pair of different sizes is refused: PyG's own layer then
-    gathers by one size and writes by the other (zero rows, or an index or shape
-    error). Sparse adjacencies (PyG refuses them too) and hooks are refused."""
+    """flow "target_to_source" runs as the reversed graph (hooks see the edges as
+    given): for a single x or a pair of equal sizes, as PyG's. A pair of different
+    sizes is refused: PyG's own layer then gathers by one size and writes by the other
+    (zero rows, or an index or shape error). Sparse adjacencies are refused, as PyG
+    refuses them."""
     if layer.flow != "target_to_source":
         return
     name = type(layer).__name__
@@ -82,8 +83,6 @@ def _check_reverse_flow(layer, x, edge_index):
         if sizes[0] is None or sizes[0] != sizes[1]:
             raise ValueError(f"{name}: flow='target_to_source' takes a pair (x_src, x_dst) only with as many source "
                              f"as destination nodes (got {sizes[0]} and {sizes[1]})")
-    if layer.has_message_passing_hooks() or layer.has_edge_update_hooks():
-        raise ValueError(f"{name}: flow='target_to_source' does not run message-passing or edge-update hooks")
 
 
 class _Inputs:
@@ -169,19 +168,26 @@ def _edge_attr_in_csr_order(layer, graph, edge_attr, num_input_edges, num_nodes)
     return attr.index_select(0, graph.csr.edge_ids)
 
 
+def _edges_as_given(layer, graph):
+    """graph.edge_index (self loops added) as the hooks see it: in the caller's
+    orientation, so reversed back under flow "target_to_source"."""
+    return graph.edge_index.flip(0) if layer.flow == "target_to_source" else graph.edge_index
+
+
 def _hooked_attention(layer, graph, size, kwargs, edge_update):
     """The attention (CSR order) through PyG's edge_updater hooks: edge_update(kwargs)
     and the hooks see graph.edge_index (self loops added) and PyG's edge_update
     arguments (kwargs: the per-edge ones, in graph.edge_index order; index, ptr and
     dim_size are added here). A hook may change the tensors, not the edges."""
     kwargs = {**kwargs, "index": graph.edge_index[1], "ptr": None, "dim_size": graph.csr.num_nodes}
+    shown = _edges_as_given(layer, graph)
 
     def update(edge_index, kwargs):
-        if edge_index is not graph.edge_index and not torch.equal(edge_index, graph.edge_index):
+        if edge_index is not shown and not torch.equal(edge_index, shown):
             raise ValueError(f"{type(layer).__name__}: an edge-update hook may not change edge_index")
         return edge_update(kwargs)
 
-    alpha = layer.hooked_edge_update(graph.edge_index, size, kwargs, update)
+    alpha = layer.hooked_edge_update(shown, size, kwargs, update)
     if alpha.size(0) != graph.edge_index.size(1):
         raise ValueError(f"{type(layer).__name__}: the edge update must give one row per edge "
                          f"({graph.edge_index.size(1)}, got {alpha.size(0)})")
@@ -195,7 +201,7 @@ def _aggregate_attention(layer, graph, alpha, x_src, x_dst, size):
     if not layer.has_message_passing_hooks():
         return attention_aggregate(graph.csr, alpha, x_src)
     kwargs = {"x": (x_src, x_dst), "alpha": alpha.index_select(0, graph.csr_position)}
-    return layer.hooked_propagate(graph.edge_index, size, kwargs, graph.edge_index[0], graph.edge_index[1],
+    return layer.hooked_propagate(_edges_as_given(layer, graph), size, kwargs, graph.edge_index[0], graph.edge_index[1],
                                   graph.csr.num_nodes, reduction("sum", node_dim=0), attention_message, node_dim=0,
                                   edge_data=("alpha",))
 
@@ -257,8 +263,8 @@ class GATConv(MessagePassingHooks, torch.nn.Module):
     the node's incoming ones, a number or a row). Without edge_dim, edge_attr is
     ignored, as PyG does. Bipartite (x_src, x_dst) input (x_dst may be None) and size
     as PyG's (loops for min(N_src, N_dst) nodes). PyG's MessagePassing keywords:
-    decomposed_layers, aggr "add", node_dim 0, flow (``"target_to_source"``: a single x,
-    no hooks); the edge-update hooks see PyG's edge_update inputs.
+    decomposed_layers, aggr "add", node_dim 0, flow (``"target_to_source"``: a single x
+    or a pair of equal sizes); the edge-update hooks see PyG's edge_update inputs.
     """
 
     def __init__(
