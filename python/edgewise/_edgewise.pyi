@@ -327,12 +327,13 @@ class HeteroHopSampler:
     Hop-wise sampling of a typed graph (pyg-lib's hetero_neighbor_sample).
     
     HeteroHopSampler(num_nodes, relations, num_neighbors, replace=False, disjoint=False,
-    temporal_strategy="uniform", node_time=None): num_nodes per node type; relations a
+    temporal_strategy="uniform", node_time=None, directed=True): num_nodes per node type; relations a
     list of (name, src_type, dst_type, edge_index [2, E][, edge_weight [E] | None[,
     edge_time [E] | None]]) with node types as indices into num_nodes; num_neighbors one
     list per relation, the same number of hops for each (-1: all); node_time None or one
     array (or None) per node type. Temporal sampling (any time) needs disjoint; "last"
-    sorts each destination's in-edges by time first.
+    sorts each destination's in-edges by time first. directed=False: the nodes drawn as
+    usual, and every edge among them (PyG's "induced"; not with disjoint).
     sample(seeds, seed=0, stream=0, seed_time=None) -> dict: node (one DLPack capsule per
     node type: global ids, seeds first), batch (disjoint: per node type, the seed each
     node grew from; else None), row / col / edge (per relation: local source, local
@@ -341,7 +342,7 @@ class HeteroHopSampler:
     per node type; seed_time None or one array (or None) per node type. A pure function
     of its arguments.
     """
-    def __init__(self, num_nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], relations: list, num_neighbors: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]], replace: bool = False, disjoint: bool = False, temporal_strategy: str = 'uniform', node_time: typing.Any = None) -> None:
+    def __init__(self, num_nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], relations: list, num_neighbors: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]], replace: bool = False, disjoint: bool = False, temporal_strategy: str = 'uniform', node_time: typing.Any = None, directed: bool = True) -> None:
         ...
     def sample(self, seeds: list, seed: typing.SupportsInt | typing.SupportsIndex = 0, stream: typing.SupportsInt | typing.SupportsIndex = 0, seed_time: typing.Any = None) -> dict:
         ...

@@ -101,12 +101,13 @@ void register_hetero_sampler(py::module_& m) {
                                  R"doc(Hop-wise sampling of a typed graph (pyg-lib's hetero_neighbor_sample).
 
 HeteroHopSampler(num_nodes, relations, num_neighbors, replace=False, disjoint=False,
-temporal_strategy="uniform", node_time=None): num_nodes per node type; relations a
+temporal_strategy="uniform", node_time=None, directed=True): num_nodes per node type; relations a
 list of (name, src_type, dst_type, edge_index [2, E][, edge_weight [E] | None[,
 edge_time [E] | None]]) with node types as indices into num_nodes; num_neighbors one
 list per relation, the same number of hops for each (-1: all); node_time None or one
 array (or None) per node type. Temporal sampling (any time) needs disjoint; "last"
-sorts each destination's in-edges by time first.
+sorts each destination's in-edges by time first. directed=False: the nodes drawn as
+usual, and every edge among them (PyG's "induced"; not with disjoint).
 sample(seeds, seed=0, stream=0, seed_time=None) -> dict: node (one DLPack capsule per
 node type: global ids, seeds first), batch (disjoint: per node type, the seed each
 node grew from; else None), row / col / edge (per relation: local source, local
@@ -116,10 +117,11 @@ per node type; seed_time None or one array (or None) per node type. A pure funct
 of its arguments.)doc")
       .def(py::init([](std::vector<int64_t> num_nodes, const py::list& relations,
                        std::vector<std::vector<int64_t>> num_neighbors, bool replace, bool disjoint,
-                       const std::string& temporal_strategy, const py::object& node_time) {
+                       const std::string& temporal_strategy, const py::object& node_time, bool directed) {
              HeteroHopSamplerOptions options;
              options.replace = replace;
              options.disjoint = disjoint;
+             options.directed = directed;
              options.temporal_strategy = gnn::parse_temporal_strategy(temporal_strategy);
              if (!node_time.is_none()) {
                const auto times = node_time.cast<py::list>();
@@ -149,7 +151,8 @@ of its arguments.)doc")
              return s;
            }),
            py::arg("num_nodes"), py::arg("relations"), py::arg("num_neighbors"), py::arg("replace") = false,
-           py::arg("disjoint") = false, py::arg("temporal_strategy") = "uniform", py::arg("node_time") = py::none())
+           py::arg("disjoint") = false, py::arg("temporal_strategy") = "uniform", py::arg("node_time") = py::none(),
+           py::arg("directed") = true)
       .def_property_readonly("num_hops", [](const PyHeteroHopSampler& s) { return s.sampler->num_hops(); })
       .def(
           "sample",

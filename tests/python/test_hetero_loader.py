@@ -353,7 +353,8 @@ def test_to_hetero_sage_trains_on_batches():
     (dict(weight_attr="edge_attr"), "edge_attr must be a 1-D floating-point tensor"),
     (dict(time_attr="train_mask"), "data['paper'].train_mask must be a 1-D integer tensor with 60 entries"),
     (dict(input_time=torch.zeros(60, dtype=torch.long)), "input_time needs time_attr"),
-    (dict(subgraph_type="induced"), "induced"),
+    (dict(subgraph_type="induced", disjoint=True), "subgraph_type 'induced' with disjoint subgraphs"),
+    (dict(subgraph_type="sideways"), "subgraph_type 'sideways' must be"),
     (dict(batch_size=0), "batch_size (0)"),
 ])
 def test_bad_arguments_are_named(kwargs, needle):
@@ -535,3 +536,52 @@ def test_link_neighbor_loader_on_heterodata_runs_without_pyg_lib(mode):
                 per_destination = torch.bincount(ei[1, int(begin):int(begin) + count])
                 assert per_destination.numel() == 0 or int(per_destination.max()) <= [3, 2][hop], (e, hop)
     assert sorted(seen) == list(range(60))
+
+
+def _edges_among(data, batch, e):
+    """Every edge of type e among the batch's nodes, as (local src, local dst, edge id)
+    with destinations in local order and each one's in-edges in input order."""
+    src, _, dst = e
+    local_src = {int(v): i for i, v in enumerate(batch[src].n_id)}
+    ei = data[e].edge_index
+    out = []
+    for i, v in enumerate(batch[dst].n_id.tolist()):
+        for k in (ei[1] == v).nonzero().view(-1).tolist():
+            u = int(ei[0, k])
+            if u in local_src:
+                out.append((local_src[u], i, k))
+    return out
+
+
+def test_induced_batches_hold_every_edge_among_the_sampled_nodes():
+    """subgraph_type="induced" on HeteroData: the nodes of the directional sample with the
+    same seed, and per edge type every edge among them (ours and PyG's loader on
+    Edgewise's sampler, which without Edgewise needs torch-sparse)."""
+    import torch_geometric.loader as pyg_loader
+
+    import edgewise.torch.pyg as ewpyg
+
+    data = _graph(9)
+    kwargs = dict(num_neighbors=[2, 1], input_nodes="paper", batch_size=12, seed=5)
+    directional = list(NeighborLoader(data, **kwargs))
+    induced = list(NeighborLoader(data, subgraph_type="induced", **kwargs))
+    with ewpyg.accelerated():
+        pygs = list(pyg_loader.NeighborLoader(data, num_neighbors=[2, 1], input_nodes="paper", batch_size=12,
+                                              subgraph_type="induced"))
+    assert len(induced) == len(directional) == len(pygs)
+    grew = False
+    for d, b, p in zip(directional, induced, pygs):
+        for t in data.node_types:
+            assert torch.equal(b[t].n_id, d[t].n_id), t
+        for batch in (b, p):
+            for e in data.edge_types:
+                expected = _edges_among(data, batch, e)
+                ei = batch[e].edge_index
+                got = list(zip(ei[0].tolist(), ei[1].tolist(), batch[e].e_id.tolist()))
+                if batch is b:
+                    assert got == expected, e
+                    assert sum(batch[e].num_sampled_edges) == len(got)
+                else:  # PyG's CSC order within a destination: compare as sets
+                    assert sorted(got) == sorted(expected), e
+                grew |= batch is b and len(got) > d[e].edge_index.size(1)
+    assert grew  # induced batches hold edges the directional ones did not draw

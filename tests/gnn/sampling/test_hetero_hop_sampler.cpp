@@ -6,6 +6,7 @@
 // and bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -186,6 +187,55 @@ TEST(HeteroHopSampler, RandomSamplesAreValid) {
     const HeteroSampledSubgraph different = sampler.sample(spans(seeds), 12, 2, other);
     EXPECT_NE(different.edge, s.edge);
   }
+}
+
+// directed=false: the same nodes as the directed sample with the same draws, and per
+// edge type every edge among them, destinations in local order, each one's in-edges in
+// input order; the per-hop counts split them by the destinations' hop groups.
+TEST(HeteroHopSampler, InducedHoldsEveryEdgeAmongTheSampledNodes) {
+  const Fixture f(8);
+  const std::vector<std::vector<int64_t>> counts{{2, 2}, {1, 2}, {2, 1}, {1, 1}, {2, 2}};
+  HeteroHopSamplerOptions options;
+  const HeteroHopSampler directed(f.num_nodes, f.relations(), counts, options);
+  options.directed = false;
+  const HeteroHopSampler induced(f.num_nodes, f.relations(), counts, options);
+  const std::vector<std::vector<int64_t>> seeds{{0, 3, 30}, {7, 2}, {}};
+  HeteroHopSamplerScratch scratch;
+  const HeteroSampledSubgraph d = directed.sample(spans(seeds), 21, 4, scratch);
+  const HeteroSampledSubgraph s = induced.sample(spans(seeds), 21, 4, scratch);
+  EXPECT_EQ(s.node, d.node);
+  EXPECT_EQ(s.num_sampled_nodes, d.num_sampled_nodes);
+  for (size_t r = 0; r < f.edges.size(); ++r) {
+    const Edges& e = f.edges[r];
+    std::map<int64_t, int64_t> local_src;
+    for (size_t i = 0; i < s.node[e.src_type].size(); ++i) local_src[s.node[e.src_type][i]] = static_cast<int64_t>(i);
+    std::vector<int64_t> row, col, edge;
+    for (size_t i = 0; i < s.node[e.dst_type].size(); ++i) {
+      for (size_t k = 0; k < e.dst.size(); ++k) {
+        if (e.dst[k] != s.node[e.dst_type][i] || !local_src.count(e.src[k])) continue;
+        row.push_back(local_src[e.src[k]]);
+        col.push_back(static_cast<int64_t>(i));
+        edge.push_back(static_cast<int64_t>(k));
+      }
+    }
+    EXPECT_EQ(s.row[r], row) << "relation " << r;
+    EXPECT_EQ(s.col[r], col) << "relation " << r;
+    EXPECT_EQ(s.edge[r], edge) << "relation " << r;
+    // Every directed edge is among them.
+    EXPECT_LE(d.edge[r].size(), s.edge[r].size());
+    int64_t total = 0;
+    for (int64_t c : s.num_sampled_edges[r]) total += c;
+    EXPECT_EQ(total, static_cast<int64_t>(s.row[r].size()));
+    ASSERT_EQ(s.num_sampled_edges[r].size(), 2u);
+    const int64_t first_group = s.num_sampled_nodes[e.dst_type][0];
+    EXPECT_EQ(s.num_sampled_edges[r][0],
+              std::count_if(col.begin(), col.end(), [&](int64_t c) { return c < first_group; }));
+  }
+  HeteroHopSamplerOptions bad;
+  bad.directed = false;
+  bad.disjoint = true;
+  expect_invalid([&] { HeteroHopSampler(f.num_nodes, f.relations(), counts, bad); },
+                 "induced subgraphs (directed=False) of disjoint subgraphs are not supported");
 }
 
 TEST(HeteroHopSampler, NoSeedsGivesAnEmptySample) {

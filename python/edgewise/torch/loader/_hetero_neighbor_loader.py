@@ -74,8 +74,9 @@ class HeteroNeighborLoader:
     epoch. Batches are sampled natively without the GIL by ``num_threads`` threads, at
     most ``prefetch`` ahead. ``subgraph_type="bidirectional"`` merges each edge type's
     sample with its reverse type's (PyG's ``HeteroSamplerOutput.to_bidirectional``: the
-    merged types lose ``e_id`` and the per-hop counts, as in PyG); ``"induced"`` raises
-    ``ValueError``.
+    merged types lose ``e_id`` and the per-hop counts, as in PyG); ``"induced"`` (or
+    ``directed=False``) keeps every edge of every edge type among the sampled nodes
+    (not with disjoint subgraphs).
     """
 
     def __init__(self, data: Any, num_neighbors: Any, input_nodes: Any = None, input_time: Any = None,
@@ -91,10 +92,12 @@ class HeteroNeighborLoader:
         if unknown:
             raise TypeError(f"{op}: unexpected argument '{unknown[0]}'")
         self.pin_memory = check_pin_memory(op, pin_memory)
-        subgraph_type = str(getattr(subgraph_type, "value", subgraph_type))
-        if not directed or subgraph_type not in ("directional", "bidirectional"):
-            raise ValueError(f"{op}: subgraph_type '{subgraph_type if directed else 'induced'}' is not supported "
-                             f"for HeteroData (only 'directional' and 'bidirectional')")
+        subgraph_type = "induced" if not directed else str(getattr(subgraph_type, "value", subgraph_type))
+        if subgraph_type not in ("directional", "bidirectional", "induced"):
+            raise ValueError(f"{op}: subgraph_type '{subgraph_type}' must be 'directional', 'bidirectional' or "
+                             f"'induced'")
+        if subgraph_type == "induced" and (disjoint or time_attr is not None):
+            raise ValueError(f"{op}: subgraph_type 'induced' with disjoint subgraphs is not supported")
         self.subgraph_type = subgraph_type
         self.op = op
         self.data = data
@@ -210,7 +213,8 @@ class HeteroNeighborLoader:
         try:
             return _edgewise.HeteroHopSampler([self._num_nodes(t) for t in self.node_types], relations,
                                               self.num_neighbors, replace=self.replace, disjoint=self.disjoint,
-                                              temporal_strategy=self.temporal_strategy, node_time=node_time)
+                                              temporal_strategy=self.temporal_strategy, node_time=node_time,
+                                              directed=self.subgraph_type != "induced")
         except ValueError as error:
             raise ValueError(f"{self.op}: {str(error).split(': ', 1)[-1]}") from None
 

@@ -85,9 +85,10 @@ def _hetero_sampler_of(sampler: Any) -> Any:
     edge ids sampled are CSC positions, as pyg-lib's (PyG maps them through perm)."""
     rels = [sampler.to_rel_type[e] for e in sampler.edge_types]
     mapped = sampler.num_neighbors.get_mapped_values(sampler.edge_types)
+    induced = str(getattr(sampler.subgraph_type, "value", sampler.subgraph_type)) == "induced"
     key = (tuple(id(sampler.colptr_dict[r]) for r in rels), tuple(id(sampler.row_dict[r]) for r in rels),
            tuple(tuple(mapped[r]) for r in rels), bool(sampler.replace), bool(sampler.disjoint),
-           sampler.temporal_strategy)
+           sampler.temporal_strategy, induced)
     cached = sampler.__dict__.get("_edgewise_hetero_hop_sampler")
     if cached is not None and cached[0] == key:
         return cached[1]
@@ -110,7 +111,7 @@ def _hetero_sampler_of(sampler: Any) -> Any:
     hop = _edgewise.HeteroHopSampler([int(sampler.num_nodes[t]) for t in node_types], relations,
                                      [list(mapped[r]) for r in rels], replace=bool(sampler.replace),
                                      disjoint=bool(sampler.disjoint), temporal_strategy=sampler.temporal_strategy,
-                                     node_time=node_time)
+                                     node_time=node_time, directed=not induced)
     sampler.__dict__["_edgewise_hetero_hop_sampler"] = (key, hop)
     return hop
 
@@ -150,20 +151,12 @@ def sample_heterogeneous(sampler: Any, seed: dict, seed_time: Optional[dict]) ->
                                num_sampled_nodes=num_sampled_nodes, num_sampled_edges=num_sampled_edges)
 
 
-def _runs_on_edgewise(sampler: Any) -> bool:
-    """Typed sampling goes to HeteroHopSampler unless it asks for induced subgraphs
-    (PyG's own code then, which needs torch-sparse)."""
-    return str(getattr(sampler.subgraph_type, "value", sampler.subgraph_type)) != "induced"
-
-
 def make_neighbor_sample(original: Callable) -> Callable:
     """NeighborSampler._sample on Edgewise: homogeneous seeds on HopSampler, typed ones (a
-    dict) on HeteroHopSampler (induced typed subgraphs on PyG's code)."""
+    dict) on HeteroHopSampler."""
 
     def _sample(self, seed, seed_time=None, **kwargs):
         if isinstance(seed, dict):
-            if not _runs_on_edgewise(self):
-                return original(self, seed, seed_time, **kwargs)
             return sample_heterogeneous(self, seed, seed_time)
         return sample_homogeneous(self, seed, seed_time)
 
@@ -180,8 +173,8 @@ def neighbor_sampler_class() -> type:
     class NeighborSampler(PygNeighborSampler):
         """PyG's ``NeighborSampler`` (same arguments, a ``BaseSampler`` that PyG's
         ``NodeLoader`` / ``LinkLoader`` take) whose sampling runs on Edgewise's
-        HopSampler (``Data``) and HeteroHopSampler (``HeteroData``; induced typed
-        subgraphs stay PyG's): no pyg-lib or torch-sparse needed."""
+        HopSampler (``Data``) and HeteroHopSampler (``HeteroData``): no pyg-lib or
+        torch-sparse needed."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             with warnings.catch_warnings(), _sampling_features_enabled():
@@ -190,8 +183,6 @@ def neighbor_sampler_class() -> type:
 
         def _sample(self, seed, seed_time=None, **kwargs):
             if isinstance(seed, dict):
-                if not _runs_on_edgewise(self):
-                    return super()._sample(seed, seed_time, **kwargs)
                 return sample_heterogeneous(self, seed, seed_time)
             return sample_homogeneous(self, seed, seed_time)
 

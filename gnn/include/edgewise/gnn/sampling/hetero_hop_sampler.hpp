@@ -14,6 +14,11 @@
 
 namespace edgewise::gnn {
 
+namespace sampling {
+class LocalIds;  // src/sampling/local_ids.hpp
+}  // namespace sampling
+
+
 // One edge type, grouped by destination: the in-edges of destination v are the
 // positions [colptr[v], colptr[v + 1]); row[k] is the source (an id of the source
 // type), edge_id[k] the input position of that edge. Optional, by position (empty:
@@ -52,6 +57,9 @@ struct HeteroHopSamplerOptions {
   // edge_time, else its node time) is <= its seed's; relations with neither are not
   // filtered. Temporal sampling needs disjoint subgraphs.
   std::vector<std::vector<int64_t>> node_time;
+  // false: the nodes are drawn as usual, and the sample holds every edge of every edge
+  // type among them (PyG's subgraph_type="induced"), not the drawn ones. Not with disjoint.
+  bool directed = true;
 };
 
 // The sample in PyG's layout (torch_geometric.sampler.HeteroSamplerOutput).
@@ -121,6 +129,7 @@ class HeteroHopSampler {
   const HeteroRelation& relation(int64_t r) const { return relations_.at(static_cast<size_t>(r)); }
 
  private:
+  void add_induced_edges(std::vector<sampling::LocalIds>& ids, HeteroSampledSubgraph& out) const;
   std::vector<int64_t> num_nodes_;
   std::vector<HeteroRelation> relations_;
   std::vector<std::vector<int64_t>> num_neighbors_;
