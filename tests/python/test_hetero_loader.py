@@ -89,7 +89,9 @@ def _reference(data, seeds, hops, disjoint=False, node_time=None, edge_time=None
     return node, rows, cols, eids, counts_n, counts_e, batch
 
 
-def _expect_batch(batch, data, ref, disjoint):
+def _expect_batch(batch, data, ref, disjoint, perm=None):
+    """batch against _reference's sample; perm: per edge type, the input id of each
+    edge position the reference read (PyG's CSC permutation), when not the identity."""
     node, rows, cols, eids, counts_n, counts_e, batch_of = ref
     for t in data.node_types:
         assert batch[t].n_id.tolist() == node[t], t
@@ -101,7 +103,10 @@ def _expect_batch(batch, data, ref, disjoint):
             assert "batch" not in batch[t]
     for e in data.edge_types:
         assert batch[e].edge_index.tolist() == [rows[e], cols[e]], e
-        assert batch[e].e_id.tolist() == eids[e]
+        order = (perm or {}).get(e)
+        assert batch[e].e_id.tolist() == (eids[e] if order is None else [int(order[k]) for k in eids[e]]), e
+        if "edge_attr" in data[e]:
+            assert torch.equal(batch[e].edge_attr, data[e].edge_attr[batch[e].e_id])
         assert batch[e].num_sampled_edges == counts_e[e]
 
 
@@ -482,23 +487,10 @@ def test_pygs_own_loader_samples_heterodata_on_edgewise_field_for_field(mode):
             times = [node_time["paper"][v] for v in seeds]
         elif mode == "edge_time":
             times = kwargs["input_time"][seeds].tolist()
-        node, rows, cols, eids, counts_n, counts_e, batch_of = _reference(
-            ordered, seeds, 2, disjoint=disjoint, node_time=node_time, edge_time=edge_time, seed_time=times)
+        ref = _reference(ordered, seeds, 2, disjoint=disjoint, node_time=node_time, edge_time=edge_time,
+                         seed_time=times)
         for batch in (x, y):
-            for t in data.node_types:
-                assert batch[t].n_id.tolist() == node[t], t
-                assert torch.equal(batch[t].x, data[t].x[batch[t].n_id])
-                assert batch[t].num_sampled_nodes == counts_n[t]
-                if disjoint:
-                    assert batch[t].batch.tolist() == batch_of[t], t
-            for e in data.edge_types:
-                assert batch[e].edge_index.tolist() == [rows[e], cols[e]], e
-                perm = sampler.perm.get(e) if sampler.perm is not None else None
-                expected = [int(perm[k]) for k in eids[e]] if perm is not None else eids[e]
-                assert batch[e].e_id.tolist() == expected, e
-                if "edge_attr" in data[e]:
-                    assert torch.equal(batch[e].edge_attr, data[e].edge_attr[batch[e].e_id])
-                assert batch[e].num_sampled_edges == counts_e[e]
+            _expect_batch(batch, data, ref, disjoint, perm=sampler.perm)
 
 
 @pytest.mark.parametrize("mode", ["binary", "triplet"])
