@@ -57,10 +57,11 @@ std::shared_ptr<HostBuffer> BufferPool::take(int64_t bytes) {
   }
   // The deleter holds the pool, so a batch outliving its pipeline still returns safely.
   std::shared_ptr<BufferPool> self = shared_from_this();
-  return std::shared_ptr<HostBuffer>(new HostBuffer{block.data, bytes, block.pinned}, [self, block](HostBuffer* buffer) {
-    delete buffer;
-    self->put(block);
-  });
+  return std::shared_ptr<HostBuffer>(new HostBuffer{block.data, bytes, block.pinned},
+                                     [self, block](HostBuffer* buffer) {
+                                       delete buffer;
+                                       self->put(block);
+                                     });
 }
 
 void BufferPool::put(Block block) {

@@ -33,6 +33,38 @@ sampling::RowData row_data_of(const HeteroRelation& rel, const HeteroHopSamplerO
   return data;
 }
 
+
+// Induced: per edge type, every in-edge of every sampled destination whose source was
+// sampled, destinations in local order and their edges in CSC order, so the edges into
+// the nodes of hop group h follow those of group h - 1 (the last count also holds the
+// edges into the last hop's new nodes), as HopSampler's induced sample.
+void add_induced_edges(const std::vector<HeteroRelation>& relations, int64_t num_hops,
+                       const std::vector<sampling::LocalIds>& ids, HeteroSampledSubgraph& out) {
+  for (size_t r = 0; r < relations.size(); ++r) {
+    const HeteroRelation& rel = relations[r];
+    const std::vector<int64_t>& destinations = out.node[rel.dst_type];
+    const std::vector<int64_t>& groups = out.num_sampled_nodes[rel.dst_type];
+    const sampling::LocalIds& source_ids = ids[rel.src_type];
+    int64_t group_end = 0;
+    for (int64_t hop = 0; hop < num_hops; ++hop) {
+      const int64_t group_begin = group_end;
+      group_end += groups[hop] + (hop + 1 == num_hops ? groups[num_hops] : 0);
+      const int64_t edges_before = static_cast<int64_t>(out.row[r].size());
+      for (int64_t i = group_begin; i < group_end; ++i) {
+        const int64_t v = destinations[i];
+        for (int64_t k = rel.colptr[v]; k < rel.colptr[v + 1]; ++k) {
+          const int32_t local = source_ids.find(rel.row[k]);
+          if (local < 0) continue;
+          out.row[r].push_back(local);
+          out.col[r].push_back(i);
+          out.edge[r].push_back(rel.edge_id[k]);
+        }
+      }
+      out.num_sampled_edges[r].push_back(static_cast<int64_t>(out.row[r].size()) - edges_before);
+    }
+  }
+}
+
 }  // namespace
 
 HeteroRelation HeteroRelation::from_coo(const std::string& name, int64_t src_type, int64_t dst_type,
@@ -281,39 +313,9 @@ HeteroSampledSubgraph HeteroHopSampler::sample(const std::vector<std::span<const
       out.num_sampled_nodes[t].push_back(end[t] - begin[t]);
     }
   }
-  if (!options_.directed) add_induced_edges(ids, out);
+  if (!options_.directed) add_induced_edges(relations_, num_hops_, ids, out);
   for (int64_t t = 0; t < T; ++t) ids[t].clear(out.node[t]);
   return out;
-}
-
-// Induced: per edge type, every in-edge of every sampled destination whose source was
-// sampled, destinations in local order and their edges in CSC order, so the edges into
-// the nodes of hop group h follow those of group h - 1 (the last count also holds the
-// edges into the last hop's new nodes), as HopSampler's induced sample.
-void HeteroHopSampler::add_induced_edges(std::vector<sampling::LocalIds>& ids, HeteroSampledSubgraph& out) const {
-  for (size_t r = 0; r < relations_.size(); ++r) {
-    const HeteroRelation& rel = relations_[r];
-    const std::vector<int64_t>& destinations = out.node[rel.dst_type];
-    const std::vector<int64_t>& groups = out.num_sampled_nodes[rel.dst_type];
-    sampling::LocalIds& source_ids = ids[rel.src_type];
-    int64_t group_end = 0;
-    for (int64_t hop = 0; hop < num_hops_; ++hop) {
-      const int64_t group_begin = group_end;
-      group_end += groups[hop] + (hop + 1 == num_hops_ ? groups[num_hops_] : 0);
-      const int64_t edges_before = static_cast<int64_t>(out.row[r].size());
-      for (int64_t i = group_begin; i < group_end; ++i) {
-        const int64_t v = destinations[i];
-        for (int64_t k = rel.colptr[v]; k < rel.colptr[v + 1]; ++k) {
-          const int32_t local = source_ids.find(rel.row[k]);
-          if (local < 0) continue;
-          out.row[r].push_back(local);
-          out.col[r].push_back(i);
-          out.edge[r].push_back(rel.edge_id[k]);
-        }
-      }
-      out.num_sampled_edges[r].push_back(static_cast<int64_t>(out.row[r].size()) - edges_before);
-    }
-  }
 }
 
 }  // namespace edgewise::gnn

@@ -79,7 +79,7 @@ def _check_reverse_flow(layer, x, edge_index):
     if _is_sparse_adjacency(edge_index):
         raise ValueError(_SPARSE_FLOW_ERROR)
     if isinstance(x, (tuple, list)) and len(x) == 2:
-        sizes = [None if t is None else (t.size(0) if isinstance(t, Tensor) else None) for t in x]
+        sizes = [t.size(0) if isinstance(t, Tensor) else None for t in x]
         if sizes[0] is None or sizes[0] != sizes[1]:
             raise ValueError(f"{name}: flow='target_to_source' takes a pair (x_src, x_dst) only with as many source "
                              f"as destination nodes (got {sizes[0]} and {sizes[1]})")

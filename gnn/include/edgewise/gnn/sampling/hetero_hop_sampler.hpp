@@ -14,10 +14,6 @@
 
 namespace edgewise::gnn {
 
-namespace sampling {
-class LocalIds;  // src/sampling/local_ids.hpp
-}  // namespace sampling
-
 
 // One edge type, grouped by destination: the in-edges of destination v are the
 // positions [colptr[v], colptr[v + 1]); row[k] is the source (an id of the source
@@ -129,7 +125,6 @@ class HeteroHopSampler {
   const HeteroRelation& relation(int64_t r) const { return relations_.at(static_cast<size_t>(r)); }
 
  private:
-  void add_induced_edges(std::vector<sampling::LocalIds>& ids, HeteroSampledSubgraph& out) const;
   std::vector<int64_t> num_nodes_;
   std::vector<HeteroRelation> relations_;
   std::vector<std::vector<int64_t>> num_neighbors_;
