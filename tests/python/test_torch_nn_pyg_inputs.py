@@ -365,6 +365,41 @@ def test_pyg_error_messages(case):
     assert _error(lambda: calls[case](ewnn)) == expected
 
 
+def _raised(call):
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - the error itself is under test
+        return error
+    return None
+
+
+@needs_pyg
+@pytest.mark.parametrize("case", ["gat_static", "gatv2_static", "gatv2_edge_attr_without_edge_dim",
+                                  "gcn_sparse_not_square", "gat_destination_past_x_dst",
+                                  "gatv2_destination_past_x_dst", "sage_destination_past_x_dst",
+                                  "gin_destination_past_x_dst"])
+def test_pyg_assertions_and_destination_errors(case):
+    """Where PyG's layer asserts, or fails on a destination outside x_dst: an error of
+    PyG's type carrying PyG's message (if it has one), which is also a ValueError."""
+    x = torch.randn(6, C)
+    ei = torch.tensor([[0, 1, 2], [1, 2, 3]])
+    calls = {
+        "gat_static": lambda nn: nn.GATConv(C, C_OUT)(x.view(2, 3, C), ei),
+        "gatv2_static": lambda nn: nn.GATv2Conv(C, C_OUT)(x.view(2, 3, C), ei),
+        "gatv2_edge_attr_without_edge_dim": lambda nn: nn.GATv2Conv(C, C_OUT)(x, ei, torch.randn(3, 2)),
+        "gcn_sparse_not_square": lambda nn: nn.GCNConv(C, C_OUT)(
+            x, torch.sparse_coo_tensor(ei.flip(0), torch.ones(3), (5, 6)).to_sparse_csr()),
+        "gat_destination_past_x_dst": lambda nn: nn.GATConv(C, C_OUT)((x, x[:2]), ei),
+        "gatv2_destination_past_x_dst": lambda nn: nn.GATv2Conv(C, C_OUT)((x, x[:2]), ei),
+        "sage_destination_past_x_dst": lambda nn: nn.SAGEConv(C, C_OUT)((x, x[:2]), ei),
+        "gin_destination_past_x_dst": lambda nn: nn.GINConv(torch.nn.Linear(C, C_OUT))((x, x[:2]), ei),
+    }
+    expected, got = _raised(lambda: calls[case](pyg_nn)), _raised(lambda: calls[case](ewnn))
+    assert expected is not None
+    assert isinstance(got, type(expected)) and isinstance(got, ValueError), repr(got)
+    assert str(expected) in str(got)
+
+
 HOOKS = {
     "message_pre": ("register_message_forward_pre_hook",
                     lambda m, inputs: ({**inputs[0], "x_j": inputs[0]["x_j"] * 3},)),

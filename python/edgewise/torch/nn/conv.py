@@ -98,28 +98,45 @@ class EdgeIndexError(IndexError, ValueError):
     layers' other input errors."""
 
 
-def _checked_build(layer, sources, num_src, build):
-    """build() (a graph structure of edge_index); where it fails on a source outside
-    [0, num_src), PyG's IndexError for x_j's lookup (the original error chained)."""
+def _checked_build(layer, sources, num_src, build, destinations=None, num_dst=None, gathers_x_i=False):
+    """build() (a graph structure of edge_index); where it fails on an index outside the
+    nodes, PyG's error for it (the original error chained): a source outside [0, num_src)
+    is x_j's lookup, PyG's IndexError; a destination outside [0, num_dst) is x_i's lookup
+    where the layer gathers x_i (gathers_x_i), else the aggregation's dim_size error."""
 
     def checked():
         try:
             return build()
         except (ValueError, IndexError, RuntimeError) as error:
-            if sources.numel() == 0:
+            found = _out_of_range(sources, num_src)
+            if found is not None:
+                raise EdgeIndexError(_pyg_index_message(found, num_src) + f" ({layer}: {error})") from error
+            found = None if destinations is None else _out_of_range(destinations, num_dst)
+            if found is None:
                 raise
-            lo, hi = (int(v) for v in torch.aminmax(sources))
-            if lo < 0:
-                found = f"Found negative indices in 'edge_index' (got {lo})"
-            elif hi >= num_src:
-                found = f"Found indices in 'edge_index' that are larger than {num_src - 1} (got {hi})"
-            else:
-                raise
-            raise EdgeIndexError(f"{found}. Please ensure that all indices in 'edge_index' point to valid indices in "
-                                 f"the interval [0, {num_src}) in your node feature matrix and try again. "
-                                 f"({layer}: {error})") from error
+            if gathers_x_i:
+                raise EdgeIndexError(_pyg_index_message(found, num_dst) + f" ({layer}: {error})") from error
+            raise ValueError(f"Encountered invalid 'dim_size' (got '{num_dst}' but expected >= "
+                             f"'{int(destinations.max()) + 1}') ({layer}: {error})") from error
 
     return checked
+
+
+def _out_of_range(indices, count):
+    """PyG's description of the first problem of indices against [0, count), or None."""
+    if indices.numel() == 0:
+        return None
+    lo, hi = (int(v) for v in torch.aminmax(indices))
+    if lo < 0:
+        return f"Found negative indices in 'edge_index' (got {lo})"
+    if hi >= count:
+        return f"Found indices in 'edge_index' that are larger than {count - 1} (got {hi})"
+    return None
+
+
+def _pyg_index_message(found, count):
+    return (f"{found}. Please ensure that all indices in 'edge_index' point to valid indices in the interval "
+            f"[0, {count}) in your node feature matrix and try again.")
 
 
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
@@ -131,6 +148,11 @@ def _check_x(x, layer):
     if isinstance(x, Tensor) and x.dtype in _LOW_PRECISION:
         return x
     return check_features(x, "x", layer)
+
+
+class PygAssertionError(ValueError, AssertionError):
+    """An input PyG's layer rejects with an `assert`: an AssertionError as PyG's, and a
+    ValueError naming the argument as the layers' other input errors."""
 
 
 class DtypeMismatchError(ValueError, RuntimeError):
@@ -289,8 +311,8 @@ class GCNConv(MessagePassingHooks, torch.nn.Module):
         a loop per node is added whatever loops exist (their weights add up)."""
         N = _num_nodes(x)
         if adj.size(0) != adj.size(1) or adj.size(1) != N:
-            raise ValueError(f"GCNConv: a sparse adjacency must be [N, N] with N = {N} nodes in x "
-                             f"(got {tuple(adj.shape)})")
+            raise PygAssertionError(f"GCNConv: a sparse adjacency must be [N, N] with N = {N} nodes in x "
+                                    f"(got {tuple(adj.shape)})")
         ei, values = _adjacency_edges(adj, "GCNConv")
         values = values.to(x.dtype)
         if self.add_self_loops:
@@ -490,7 +512,8 @@ class _Messages:
         key = ("messages", num_dst, num_src, j)
         oriented = edge_index if j == 0 else edge_index.flip(0)
         self.csr = cache.get(edge_index, key, _checked_build(
-            layer, oriented[0], num_src, lambda: CSR.from_edge_index(oriented, num_dst, None if square else num_src)))
+            layer, oriented[0], num_src, lambda: CSR.from_edge_index(oriented, num_dst, None if square else num_src),
+            oriented[1], num_dst))
         self.weight = None if edge_weight is None else self.csr.to_csr_order(edge_weight)
         self.edge_index, self.input_weight = oriented, edge_weight  # (sources, destinations), input order
 

@@ -21,9 +21,9 @@ from .._spmm import CSR
 from . import functional
 from ._hooks import MessagePassingHooks, attention_message, reduction
 from .conv import (
-    _SPARSE_FLOW_ERROR, _adjacency_edges, _adjacency_structures, _check_flow, _check_inputs, _check_low_precision,
-    _checked_build, _glorot_, _is_lazy, _is_sparse_adjacency, _kernel_dtype, _lazy_or_linear, _structures,
-    _widened_edge_index,
+    PygAssertionError, _SPARSE_FLOW_ERROR, _adjacency_edges, _adjacency_structures, _check_flow, _check_inputs,
+    _check_low_precision, _checked_build, _glorot_, _is_lazy, _is_sparse_adjacency, _kernel_dtype, _lazy_or_linear,
+    _structures, _widened_edge_index,
 )
 
 
@@ -63,7 +63,8 @@ def _attention_graph(layer, edge_index, num_src, num_dst, loop_nodes, cache=_str
     return cache.get(
         edge_index, ("attention", num_src, num_dst, loop_nodes, reverse),
         _checked_build(type(layer).__name__, oriented[0], num_src,
-                       lambda: _AttentionGraph(oriented, num_src, num_dst, loop_nodes)),
+                       lambda: _AttentionGraph(oriented, num_src, num_dst, loop_nodes), oriented[1], num_dst,
+                       gathers_x_i=True),
     )
 
 
@@ -106,8 +107,8 @@ class _Inputs:
             raise ValueError(f"{layer}: x must be a tensor or a pair (x_src, x_dst) of tensors (x_dst may be None)")
         for t in pair:
             if t is not None and t.dim() != 2:
-                raise ValueError(f"{layer}: x must be [N, F] (got shape {tuple(t.shape)}); static graphs are not "
-                                 f"supported (as in PyG)")
+                raise PygAssertionError(f"Static graphs not supported in '{layer}' ({layer}: x must be [N, F], got "
+                                        f"shape {tuple(t.shape)})")
         self.x_src, self.x_dst = pair
         _check_inputs(self.x_src, edge_index, None, layer)
         sizes = [None, None] if size is None else list(size)
@@ -443,6 +444,9 @@ class GATv2Conv(MessagePassingHooks, torch.nn.Module):
     ):
         _check_low_precision(self, x)
         _check_reverse_flow(self, x, edge_index)
+        if edge_attr is not None and self.lin_edge is None:
+            raise PygAssertionError("GATv2Conv: edge_attr was given to a layer built without edge_dim (PyG's "
+                                    "GATv2Conv asserts there too): pass edge_dim= to the constructor, or no edge_attr")
         inputs = _Inputs("GATv2Conv", x, _widened_edge_index(edge_index), size, self.add_self_loops)
         edge_index = inputs.edge_index
         H, C = self.heads, self.out_channels
