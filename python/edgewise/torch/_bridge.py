@@ -7,6 +7,8 @@ bindings that take DLPack objects, and results that are not NumPy arrays come ba
 through ``torch.from_dlpack``. Switching the CPU path to DLPack is a change here only.
 """
 
+import functools
+
 import numpy as np
 import torch
 
@@ -99,3 +101,33 @@ def transposed(t2: torch.Tensor) -> torch.Tensor:
         for i in range(0, R, step):
             out[:, i:i + step].copy_(t2[i:i + step].t())
     return out
+
+
+def plain_call(args) -> bool:
+    """Whether an operator's body may run without torch's dispatcher: no tensor argument
+    needs a gradient or is a subclass (FakeTensor, Parameter, functional tensors), and
+    nothing traces or transforms the call (torch.compile, a torch function or dispatch
+    mode, a functorch transform such as vmap). Then the operator would run that body
+    and nothing else."""
+    grad = torch.is_grad_enabled()
+    for a in args:
+        if isinstance(a, torch.Tensor) and (type(a) is not torch.Tensor or (grad and a.requires_grad)):
+            return False
+    C = torch._C
+    return not (torch.compiler.is_compiling() or C._len_torch_dispatch_stack() or
+                C._is_torch_function_mode_enabled() or C._functorch.peek_interpreter_stack() is not None)
+
+
+def direct(operator, body):
+    """operator (a torch.library custom op) as a function that runs `body`, the
+    operator's own implementation, directly where plain_call allows. `.operator` is the
+    registered operator."""
+
+    @functools.wraps(body)
+    def call(*args):
+        if plain_call(args):
+            return body(*args)
+        return call.operator(*args)
+
+    call.operator = operator
+    return call
