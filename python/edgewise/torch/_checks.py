@@ -114,7 +114,7 @@ def output_fits(shape, dtype: torch.dtype, device: torch.device, what: str, op: 
     elements = 1
     for s in shape:
         elements *= int(s)
-    nbytes = elements * torch.empty((), dtype=dtype).element_size()
+    nbytes = elements * dtype.itemsize
     limit = _device_bytes(device)
     if elements > _INT64_MAX or (limit is not None and nbytes > limit):
         held = f"{limit / 2**30:.1f} GiB" if limit is not None else "what an int64 can count"

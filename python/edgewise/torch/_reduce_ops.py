@@ -337,11 +337,25 @@ def _segment_forward(src: Tensor, indptr: Tensor, reduce: str, caller: str, with
     A, D, B = src.shape
     Ai, P = indptr.shape
     S = P - 1
+    integer_mean = reduce == "mean" and not src.dtype.is_floating_point
+    kernel_reduce = "sum" if integer_mean else reduce
+    if A == 1 and S > 0 and B > 0 and D > 0 and int(indptr[0, 0]) == 0 and int(indptr[0, -1]) == D:
+        # One indptr tiling src: the kernel's offsets as they are, checked by the kernel
+        # (the operators' own message for a bad indptr where it refuses them).
+        offsets = indptr.reshape(P).long()
+        try:
+            result = _bridge.call("segment_reduce", src.reshape(D, B), offsets, device=src.device,
+                                  op=kernel_reduce, return_arg=with_arg)
+        except ValueError as e:
+            _check_indptr(indptr, D, caller)
+            raise _rewrap(e, "segment_reduce", caller) from None
+        out, arg = result if with_arg else (result, None)
+        if integer_mean:  # torch_scatter's C++ mean truncates
+            out = torch.div(out, offsets.diff().clamp(min=1).unsqueeze(1).to(out.dtype), rounding_mode="trunc")
+        return out.view(1, S, B), (_segment_arg_to_dim(arg, offsets, 1, S, D) if with_arg else None)
     _check_indptr(indptr, D, caller)
     if A * S * B == 0 or D == 0:
         return src.new_full((A, S, B), _empty_value(reduce)), src.new_full((A, S, B), D, dtype=torch.int64)
-    integer_mean = reduce == "mean" and not src.dtype.is_floating_point
-    kernel_reduce = "sum" if integer_mean else reduce
     if _rows_last(A, B, Ai, 1):  # by segment id, rows no segment covers into a dropped output S
         ids = segment_ids(indptr, D).reshape(D)
         out, arg = _scatter_rows_last(src.view(A, D), ids, S + 1, kernel_reduce, False, integer_mean, caller,
