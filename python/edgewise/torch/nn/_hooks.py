@@ -16,6 +16,7 @@ import torch
 from torch.utils.hooks import RemovableHandle
 
 from .._scatter import scatter
+from . import _scripting
 
 _HOOK_KINDS = ("propagate_forward_pre", "propagate_forward", "message_forward_pre", "message_forward",
                "aggregate_forward_pre", "aggregate_forward", "message_and_aggregate_forward_pre",
@@ -46,7 +47,17 @@ def reduction(reduce: str, node_dim: int = -2):
 
 class MessagePassingHooks:
     """register_{propagate,message,aggregate,edge_update}_forward{_pre,}_hook as PyG's
-    MessagePassing, and its decomposed_layers attribute."""
+    MessagePassing, and its decomposed_layers attribute; torch.jit.script through PyG's
+    own layer (_scripting)."""
+
+    def __new__(cls, *args, **kwargs):
+        # The constructor's arguments, for PyG's twin of the layer under torch.jit.script.
+        self = super().__new__(cls)
+        self.__dict__["_constructor_arguments"] = (args, dict(kwargs))
+        return self
+
+    def __prepare_scriptable__(self):
+        return _scripting.pyg_twin(self)
 
     # PyG's: messages formed in this many feature chunks. The fused kernels never form
     # messages, so only the hooked path (whose hooks see the chunks) splits them.
