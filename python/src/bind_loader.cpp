@@ -192,6 +192,7 @@ strategy needs it). Edge ids reported by samplers are input positions.)doc")
             graph->edge_weight = double_list(edge_weight, kOp, "edge_weight");
             graph->edge_time = int64_list(edge_time, kOp, "edge_time");
             graph->node_time = int64_list(node_time, kOp, "node_time");
+            graph->narrow_ids();
             return PyCscGraph{graph};
           },
           py::arg("colptr"), py::arg("row"), py::arg("edge_weight") = py::none(), py::arg("edge_time") = py::none(),

@@ -109,8 +109,13 @@ BatchPipeline::BatchPipeline(std::shared_ptr<const CscGraph> graph, HopSamplerOp
              ": input_time needs node_time or edge_time (temporal sampling)");
   EW_REQUIRE(n == 0 || !graph_->view().temporal() || !input_time_.empty() || !graph_->node_time.empty(), kOp,
              ": sampling by edge time needs input_time (the seeds' times)");
-  int64_t max_edge_id = -1;
-  for (int64_t id : graph_->edge_id) max_edge_id = std::max(max_edge_id, id);
+  // The largest edge id a batch can report: an edge_id entry, or the CSC position where
+  // the graph has none.
+  const CscView view = graph_->view();
+  int64_t max_edge_id = view.edge_id.empty() ? view.num_edges() - 1 : -1;
+  view.edge_id.visit([&](const auto* ids) {
+    for (size_t k = 0; k < view.edge_id.size(); ++k) max_edge_id = std::max<int64_t>(max_edge_id, ids[k]);
+  });
   for (size_t t = 0; t < node_tables_.size(); ++t) {
     EW_REQUIRE(node_tables_[t].rows >= N && node_tables_[t].row_bytes >= 0, kOp, ": node table ", t, " has ",
                node_tables_[t].rows, " rows; it needs one per node (", N, ")");

@@ -22,7 +22,7 @@ constexpr int64_t kMaxHops = 64;  // the hop is the low 6 bits of the Philox str
 // What relation rel's positions carry for draw_row.
 sampling::RowData row_data_of(const HeteroRelation& rel, const HeteroHopSamplerOptions& options) {
   sampling::RowData data;
-  data.row = rel.row.data();
+  data.row = IdSpan(rel.row);
   data.weight = rel.edge_weight.empty() ? nullptr : rel.edge_weight.data();
   data.edge_time = rel.edge_time.empty() ? nullptr : rel.edge_time.data();
   const auto& node_time = options.node_time;

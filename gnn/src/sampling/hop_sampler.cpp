@@ -28,7 +28,7 @@ using sampling::LocalIds;
 
 sampling::RowData row_data_of(const CscView& graph, TemporalStrategy strategy) {
   sampling::RowData data;
-  data.row = graph.row.data();
+  data.row = graph.row;
   data.weight = graph.edge_weight.empty() ? nullptr : graph.edge_weight.data();
   data.edge_time = graph.edge_time.empty() ? nullptr : graph.edge_time.data();
   data.node_time = graph.edge_time.empty() && !graph.node_time.empty() ? graph.node_time.data() : nullptr;
@@ -58,7 +58,7 @@ HopSampler::HopSampler(CscView graph, HopSamplerOptions options) : graph_(graph)
   EW_REQUIRE(graph_.colptr[0] == 0 && graph_.colptr[N] == E, kOp, ": colptr must run from 0 to the edge count ", E,
              " (got ", graph_.colptr[0], " .. ", graph_.colptr[N], ")");
   const int64_t* colptr = graph_.colptr.data();
-  const int64_t* row = graph_.row.data();
+  const IdSpan& row = graph_.row;
   int64_t bad_colptr = -1, bad_row = -1;
 #pragma omp parallel for reduction(max : bad_colptr) if (N > (1 << 16))
   for (int64_t v = 0; v < N; ++v) {
@@ -66,10 +66,12 @@ HopSampler::HopSampler(CscView graph, HopSamplerOptions options) : graph_(graph)
   }
   EW_REQUIRE(bad_colptr < 0, kOp, ": colptr must be nondecreasing (colptr[", bad_colptr + 1, "] < colptr[",
              bad_colptr, "])");
+  row.visit([&](const auto* ids) {
 #pragma omp parallel for reduction(max : bad_row) if (E > (1 << 16))
-  for (int64_t k = 0; k < E; ++k) {
-    if (row[k] < 0 || row[k] >= N) bad_row = std::max(bad_row, k);
-  }
+    for (int64_t k = 0; k < E; ++k) {
+      if (ids[k] < 0 || ids[k] >= N) bad_row = std::max(bad_row, k);
+    }
+  });
   EW_REQUIRE(bad_row < 0, kOp, ": row[", bad_row, "] (", bad_row >= 0 ? row[bad_row] : 0, ") must lie in [0, ", N,
              ")");
   const auto check_length = [&](size_t got, int64_t want, const char* name) {
@@ -128,7 +130,7 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
   const bool disjoint = options_.disjoint, temporal = graph_.temporal();
   const int64_t B = static_cast<int64_t>(seeds.size());
   const int64_t* colptr = graph_.colptr.data();
-  const int64_t* row = graph_.row.data();
+  const IdSpan& row = graph_.row;
   const sampling::RowData data = row_data_of(graph_, options_.temporal_strategy);
   const auto edge_id = [&](int64_t k) { return graph_.edge_id.empty() ? k : graph_.edge_id[k]; };
 
@@ -183,10 +185,12 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
     // per destination they would be cache misses in a chain.
     const int64_t P = static_cast<int64_t>(hop_positions.size());
     hop_sources.resize(static_cast<size_t>(P));
-    for (int64_t j = 0; j < P; ++j) {
-      if (j + kRowAhead < P) __builtin_prefetch(row + hop_positions[j + kRowAhead]);
-      hop_sources[j] = row[hop_positions[j]];
-    }
+    row.visit([&](const auto* sources) {
+      for (int64_t j = 0; j < P; ++j) {
+        if (j + kRowAhead < P) __builtin_prefetch(sources + hop_positions[j + kRowAhead]);
+        hop_sources[j] = sources[hop_positions[j]];
+      }
+    });
     for (int64_t i = begin; i < end; ++i) {
       if ((i - begin) % kCancelCheckEvery == 0) stop_if_cancelled();
       const int64_t b = disjoint ? out.batch[i] : 0;
@@ -237,13 +241,14 @@ SampledSubgraph HopSampler::sample(std::span<const int64_t> seeds, std::span<con
   if (options_.directed && !graph_.edge_id.empty()) {
     // Positions -> edge ids in one pass of independent loads, which the CPU overlaps
     // (inside the sampling loop each would be a cache miss on the critical path).
-    const int64_t* ids_of = graph_.edge_id.data();
     const int64_t m = static_cast<int64_t>(out.edge.size());
     int64_t* e = out.edge.data();
-    for (int64_t j = 0; j < m; ++j) {
-      if (j + kRowAhead < m) __builtin_prefetch(ids_of + e[j + kRowAhead]);
-      e[j] = ids_of[e[j]];
-    }
+    graph_.edge_id.visit([&](const auto* ids_of) {
+      for (int64_t j = 0; j < m; ++j) {
+        if (j + kRowAhead < m) __builtin_prefetch(ids_of + e[j + kRowAhead]);
+        e[j] = ids_of[e[j]];
+      }
+    });
   }
   ids.clear(out.node);
   return out;

@@ -12,7 +12,7 @@ namespace edgewise::gnn::sampling {
 
 // What a row's positions carry. Null pointers: absent.
 struct RowData {
-  const int64_t* row = nullptr;        // source id by position
+  IdSpan row;                          // source id by position
   const double* weight = nullptr;      // sampling weight by position (weighted sampling)
   const int64_t* edge_time = nullptr;  // time by position ...
   const int64_t* node_time = nullptr;  // ... else by source id (temporal when either is set)

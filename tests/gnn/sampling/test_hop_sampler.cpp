@@ -374,10 +374,13 @@ TEST(HopSampler, BadInputIsRefusedNamingTheArgument) {
   expect_invalid([&] { HopSampler(csc->view(), hops({})); }, "num_neighbors");
   expect_invalid([&] { HopSampler(csc->view(), hops({2, -2})); }, "num_neighbors[1]");
   expect_invalid([&] { HopSampler(csc->view(), hops(std::vector<int64_t>(65, 1))); }, "num_neighbors");
-  std::vector<int64_t> colptr = csc->colptr, row = csc->row;
+  std::vector<int64_t> colptr = csc->colptr, row(csc->row32.begin(), csc->row32.end());
   row[3] = 20;
   expect_invalid([&] { HopSampler(CscView{colptr, row, {}, {}, {}, {}}, hops({1})); }, "row[3]");
-  row = csc->row;
+  std::vector<int32_t> row32 = csc->row32;
+  row32[3] = -1;
+  expect_invalid([&] { HopSampler(CscView{colptr, row32, {}, {}, {}, {}}, hops({1})); }, "row[3]");
+  row.assign(csc->row32.begin(), csc->row32.end());
   std::swap(colptr[4], colptr[5]);
   if (colptr[4] != colptr[5]) expect_invalid([&] { HopSampler(CscView{colptr, row, {}, {}, {}, {}}, hops({1})); }, "colptr");
   std::vector<double> w(g.src.size(), 1.0);
@@ -707,8 +710,81 @@ TEST(BatchPipeline, BadArgumentsAreRefusedBeforeAnyThreadStarts) {
   const Features f(10);
   expect_invalid([&] { BatchPipeline(csc, hops({2}), {0}, {}, {f.table(10)}, {}, o); }, "node table 0");
   expect_invalid([&] { BatchPipeline(csc, hops({2}), {0}, {5}, {}, {}, o); }, "input_time");
+  // An edge table needs a row per edge id: the graph's (32-bit here), or per CSC
+  // position where it has none.
+  const int64_t E = csc->view().num_edges();
+  const Features short_edges(E - 1);
+  expect_invalid([&] { BatchPipeline(csc, hops({2}), {0}, {}, {}, {short_edges.table(E - 1)}, o); }, "edge table 0");
+  auto positions = std::make_shared<CscGraph>();
+  positions->colptr = csc->colptr;
+  positions->row32 = csc->row32;
+  expect_invalid([&] { BatchPipeline(positions, hops({2}), {0}, {}, {}, {short_edges.table(E - 1)}, o); },
+                 "edge table 0");
   o.batch_size = 0;
   expect_invalid([&] { BatchPipeline(csc, hops({2}), {0}, {}, {}, {}, o); }, "batch_size");
+}
+
+TEST(CscGraph, IdsAreKept32BitWhereTheyFitAndSampleAsThe64BitOnes) {
+  const Coo g = random_graph(500, 6000, 12);
+  std::vector<double> w(g.src.size());
+  std::vector<int64_t> edge_time(g.src.size());
+  for (size_t k = 0; k < w.size(); ++k) {
+    w[k] = static_cast<double>(k % 7);
+    edge_time[k] = static_cast<int64_t>((k * 7919) % 1000);
+  }
+  for (const bool weighted : {false, true}) {
+    const std::span<const double> weights = weighted ? std::span<const double>(w) : std::span<const double>();
+    const CscGraph narrow = CscGraph::from_coo(g.src, g.dst, g.n, weights, edge_time, {}, true);
+    const CscGraph wide = CscGraph::from_coo(g.src, g.dst, g.n, weights, edge_time, {}, true, /*wide_ids=*/true);
+    ASSERT_TRUE(narrow.row.empty() && narrow.edge_id.empty());
+    ASSERT_EQ(narrow.row32.size(), g.src.size());
+    ASSERT_TRUE(narrow.view().row.narrow() && narrow.view().edge_id.narrow());
+    ASSERT_TRUE(wide.row32.empty() && !wide.view().row.narrow());
+    for (size_t k = 0; k < g.src.size(); ++k) {
+      ASSERT_EQ(narrow.view().row[k], wide.row[k]);
+      ASSERT_EQ(narrow.view().edge_id[k], wide.edge_id[k]);
+    }
+    const std::vector<int64_t> seeds{0, 3, 17, 250, 499};
+    const std::vector<int64_t> seed_time{900, 500, 999, 100, 700};
+    for (const int mode : {0, 1, 2, 3}) {  // plain, with replacement, induced, disjoint + temporal
+      HopSamplerOptions o = hops({4, 3});
+      o.replace = mode == 1;
+      o.directed = mode != 2;
+      o.disjoint = mode == 3;
+      HopSamplerScratch a, b;
+      const bool temporal = mode == 3;
+      const CscGraph narrow_plain = CscGraph::from_coo(g.src, g.dst, g.n, weights);
+      const CscGraph wide_plain = CscGraph::from_coo(g.src, g.dst, g.n, weights, {}, {}, false, true);
+      const HopSampler s32(temporal ? narrow.view() : narrow_plain.view(), o);
+      const HopSampler s64(temporal ? wide.view() : wide_plain.view(), o);
+      const std::span<const int64_t> times = temporal ? std::span<const int64_t>(seed_time) : std::span<const int64_t>();
+      const SampledSubgraph x = s32.sample(seeds, times, 5, 2, a);
+      const SampledSubgraph y = s64.sample(seeds, times, 5, 2, b);
+      EXPECT_EQ(x.node, y.node) << "mode " << mode;
+      EXPECT_EQ(x.row, y.row) << "mode " << mode;
+      EXPECT_EQ(x.col, y.col) << "mode " << mode;
+      EXPECT_EQ(x.edge, y.edge) << "mode " << mode;
+      EXPECT_FALSE(x.edge.empty());
+    }
+  }
+}
+
+TEST(CscGraph, NarrowIdsMovesFittingArraysTo32Bits) {
+  CscGraph g;
+  g.colptr = {0, 1, 3};
+  g.row = {1, 0, 1};
+  g.edge_id = {2, 0, 1};
+  g.narrow_ids();
+  EXPECT_TRUE(g.row.empty() && g.edge_id.empty());
+  EXPECT_EQ(g.row32, (std::vector<int32_t>{1, 0, 1}));
+  EXPECT_EQ(g.edge_id32, (std::vector<int32_t>{2, 0, 1}));
+  CscGraph big;
+  big.colptr = {0, 1};
+  big.row = {int64_t{1} << 40};  // no 32-bit form: kept, and the sampler's check names it
+  big.narrow_ids();
+  EXPECT_TRUE(big.row32.empty());
+  EXPECT_EQ(big.row, (std::vector<int64_t>{int64_t{1} << 40}));
+  expect_invalid([&] { HopSampler(big.view(), hops({1})); }, "row[0]");
 }
 
 }  // namespace

@@ -89,8 +89,7 @@ std::unique_ptr<BatchPipeline> MiniBatchTrainer::make_pipeline() {
   const Graph host = data_.graph.device().is_cpu() ? data_.graph : data_.graph.to(Device::cpu());
   auto csc = std::make_shared<CscGraph>();
   csc->colptr = host.offsets().to_host_vector();
-  const std::vector<int32_t> sources = host.sources().to_host_vector();
-  csc->row.assign(sources.begin(), sources.end());
+  csc->row32 = host.sources().to_host_vector();  // 32-bit ids, as the engine's graphs keep them
   HopSamplerOptions sampling;
   sampling.num_neighbors.assign(options_.fanouts.rbegin(), options_.fanouts.rend());
   BatchPipelineOptions o;

@@ -10,19 +10,21 @@
 #include <string>
 #include <vector>
 
+#include "edgewise/gnn/sampling/id_span.hpp"
+
 namespace edgewise::gnn {
 
 // A graph in compressed sparse column form, borrowed: the in-edges of node v are the
-// CSC positions [colptr[v], colptr[v + 1]), row[k] is the source of position k.
-// Optional per-position data (empty span: absent):
-//   edge_id [E]      the id reported for position k (default: k);
+// CSC positions [colptr[v], colptr[v + 1]), row[k] is the source of position k (32- or
+// 64-bit ids, IdSpan). Optional per-position data (empty span: absent):
+//   edge_id [E]      the id reported for position k (default: k), 32 or 64 bits;
 //   edge_weight [E]  sampling weight, finite and >= 0 (weighted sampling);
 //   edge_time [E]    timestamp of the edge (temporal sampling).
 // node_time [N]      timestamp of each node (temporal sampling).
 struct CscView {
   std::span<const int64_t> colptr;
-  std::span<const int64_t> row;
-  std::span<const int64_t> edge_id;
+  IdSpan row;
+  IdSpan edge_id;
   std::span<const double> edge_weight;
   std::span<const int64_t> edge_time;
   std::span<const int64_t> node_time;
