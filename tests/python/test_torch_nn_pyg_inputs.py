@@ -365,14 +365,6 @@ def test_pyg_error_messages(case):
     assert _error(lambda: calls[case](ewnn)) == expected
 
 
-def _raised(call):
-    try:
-        call()
-    except Exception as error:  # noqa: BLE001 - the error itself is under test
-        return error
-    return None
-
-
 @needs_pyg
 @pytest.mark.parametrize("case", ["gat_static", "gatv2_static", "gatv2_edge_attr_without_edge_dim",
                                   "gcn_sparse_not_square", "gat_destination_past_x_dst",
@@ -394,10 +386,11 @@ def test_pyg_assertions_and_destination_errors(case):
         "sage_destination_past_x_dst": lambda nn: nn.SAGEConv(C, C_OUT)((x, x[:2]), ei),
         "gin_destination_past_x_dst": lambda nn: nn.GINConv(torch.nn.Linear(C, C_OUT))((x, x[:2]), ei),
     }
-    expected, got = _raised(lambda: calls[case](pyg_nn)), _raised(lambda: calls[case](ewnn))
-    assert expected is not None
-    assert isinstance(got, type(expected)) and isinstance(got, ValueError), repr(got)
-    assert str(expected) in str(got)
+    with pytest.raises(Exception) as expected:  # noqa: PT011 - PyG's error, whatever it is, is the reference
+        calls[case](pyg_nn)
+    with pytest.raises(type(expected.value)) as got:
+        calls[case](ewnn)
+    assert isinstance(got.value, ValueError) and str(expected.value) in str(got.value)
 
 
 HOOKS = {
