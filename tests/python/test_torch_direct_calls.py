@@ -44,6 +44,14 @@ def test_gradients_subclasses_modes_and_transforms_go_through_the_operator():
     seen = []
     torch.func.vmap(lambda row: seen.append(_bridge.plain_call((row,))) or row)(_x())
     assert seen == [False]
+    import torch.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(_x(), torch.ones(6, 3, dtype=torch.float64))
+        assert not _bridge.plain_call((dual,))
+        # No forward-mode formula: an error, never a result without its tangent.
+        with pytest.raises(NotImplementedError, match="forward-mode AD"):
+            ewt.scatter_sum(dual, torch.tensor([0, 0, 1, 1, 2, 2]), dim=0)
 
 
 @pytest.mark.parametrize("name", OPERATORS)

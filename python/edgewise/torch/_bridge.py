@@ -107,15 +107,32 @@ def plain_call(args) -> bool:
     """Whether an operator's body may run without torch's dispatcher: no tensor argument
     needs a gradient or is a subclass (FakeTensor, Parameter, functional tensors), and
     nothing traces or transforms the call (torch.compile, a torch function or dispatch
-    mode, a functorch transform such as vmap). Then the operator would run that body
-    and nothing else."""
+    mode, a functorch transform such as vmap, forward-mode AD). Then the operator would
+    run that body and nothing else."""
     grad = torch.is_grad_enabled()
     for a in args:
         if isinstance(a, torch.Tensor) and (type(a) is not torch.Tensor or (grad and a.requires_grad)):
             return False
     C = torch._C
     return not (torch.compiler.is_compiling() or C._len_torch_dispatch_stack() or
-                C._is_torch_function_mode_enabled() or C._functorch.peek_interpreter_stack() is not None)
+                C._is_torch_function_mode_enabled() or C._functorch.peek_interpreter_stack() is not None or
+                _forward_ad_level() >= 0)
+
+
+def _refuse_tangents(name, args):
+    """The operators have no forward-mode formula, and torch's custom operators drop an
+    input's tangent silently: a tangent is an error instead."""
+    unpack = torch.autograd.forward_ad.unpack_dual
+    for a in args:
+        if isinstance(a, torch.Tensor) and unpack(a).tangent is not None:
+            raise NotImplementedError(f"edgewise.torch's {name} has no forward-mode AD formula (an input carries a "
+                                      f"tangent, which would be lost); use reverse mode (backward / torch.func.grad)")
+
+
+def _forward_ad_level() -> int:
+    # Inside forward_ad.dual_level() a tensor may carry a tangent that the body would drop
+    # (the operator raises instead). 0 where torch no longer says: never direct then.
+    return getattr(torch.autograd.forward_ad, "_current_level", 0)
 
 
 def direct(operator, body):
@@ -127,6 +144,8 @@ def direct(operator, body):
     def call(*args):
         if plain_call(args):
             return body(*args)
+        if _forward_ad_level() >= 0:
+            _refuse_tangents(body.__name__.lstrip("_"), args)
         return call.operator(*args)
 
     call.operator = operator
