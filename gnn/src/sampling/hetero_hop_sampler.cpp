@@ -4,6 +4,8 @@
 #include "edgewise/gnn/sampling/hetero_hop_sampler.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <type_traits>
 #include <cmath>
 #include <numeric>
 
@@ -22,7 +24,7 @@ constexpr int64_t kMaxHops = 64;  // the hop is the low 6 bits of the Philox str
 // What relation rel's positions carry for draw_row.
 sampling::RowData row_data_of(const HeteroRelation& rel, const HeteroHopSamplerOptions& options) {
   sampling::RowData data;
-  data.row = IdSpan(rel.row);
+  data.row = rel.rows();
   data.weight = rel.edge_weight.empty() ? nullptr : rel.edge_weight.data();
   data.edge_time = rel.edge_time.empty() ? nullptr : rel.edge_time.data();
   const auto& node_time = options.node_time;
@@ -45,6 +47,7 @@ void add_induced_edges(const std::vector<HeteroRelation>& relations, int64_t num
     const std::vector<int64_t>& destinations = out.node[rel.dst_type];
     const std::vector<int64_t>& groups = out.num_sampled_nodes[rel.dst_type];
     const sampling::LocalIds& source_ids = ids[rel.src_type];
+    const IdSpan sources = rel.rows(), edge_ids = rel.ids();
     int64_t group_end = 0;
     for (int64_t hop = 0; hop < num_hops; ++hop) {
       const int64_t group_begin = group_end;
@@ -53,11 +56,11 @@ void add_induced_edges(const std::vector<HeteroRelation>& relations, int64_t num
       for (int64_t i = group_begin; i < group_end; ++i) {
         const int64_t v = destinations[i];
         for (int64_t k = rel.colptr[v]; k < rel.colptr[v + 1]; ++k) {
-          const int32_t local = source_ids.find(rel.row[k]);
+          const int32_t local = source_ids.find(sources[k]);
           if (local < 0) continue;
           out.row[r].push_back(local);
           out.col[r].push_back(i);
-          out.edge[r].push_back(rel.edge_id[k]);
+          out.edge[r].push_back(edge_ids[k]);
         }
       }
       out.num_sampled_edges[r].push_back(static_cast<int64_t>(out.row[r].size()) - edges_before);
@@ -93,17 +96,26 @@ HeteroRelation HeteroRelation::from_coo(const std::string& name, int64_t src_typ
   r.colptr.assign(static_cast<size_t>(num_dst) + 1, 0);
   for (int64_t k = 0; k < E; ++k) ++r.colptr[dst[k] + 1];
   for (int64_t v = 0; v < num_dst; ++v) r.colptr[v + 1] += r.colptr[v];
-  r.row.resize(static_cast<size_t>(E));
-  r.edge_id.resize(static_cast<size_t>(E));
   if (!weight.empty()) r.edge_weight.resize(static_cast<size_t>(E));
   if (!time.empty()) r.edge_time.resize(static_cast<size_t>(E));
-  std::vector<int64_t> next(r.colptr.begin(), r.colptr.end() - 1);
-  for (int64_t k = 0; k < E; ++k) {
-    const int64_t p = next[dst[k]]++;
-    r.row[p] = src[k];
-    r.edge_id[p] = k;
-    if (!weight.empty()) r.edge_weight[p] = weight[k];
-    if (!time.empty()) r.edge_time[p] = time[k];
+  // Ids in the width kept (CscGraph's rule), written directly.
+  const auto fill = [&](auto& row, auto& edge_id) {
+    using Id = typename std::remove_reference_t<decltype(row)>::value_type;
+    row.resize(static_cast<size_t>(E));
+    edge_id.resize(static_cast<size_t>(E));
+    std::vector<int64_t> next(r.colptr.begin(), r.colptr.end() - 1);
+    for (int64_t k = 0; k < E; ++k) {
+      const int64_t p = next[dst[k]]++;
+      row[p] = static_cast<Id>(src[k]);
+      edge_id[p] = static_cast<Id>(k);
+      if (!weight.empty()) r.edge_weight[p] = weight[k];
+      if (!time.empty()) r.edge_time[p] = time[k];
+    }
+  };
+  if (num_src <= INT32_MAX && E <= INT32_MAX) {
+    fill(r.row32, r.edge_id32);
+  } else {
+    fill(r.row, r.edge_id);
   }
   return r;
 }
@@ -111,7 +123,10 @@ HeteroRelation HeteroRelation::from_coo(const std::string& name, int64_t src_typ
 void HeteroRelation::sort_rows_by_time(std::span<const int64_t> src_node_time) {
   const bool by_edge = !edge_time.empty();
   if (!by_edge && src_node_time.empty()) return;
-  const auto time_of = [&](int64_t k) { return by_edge ? edge_time[k] : src_node_time[static_cast<size_t>(row[k])]; };
+  const IdSpan sources = rows();
+  const auto time_of = [&](int64_t k) {
+    return by_edge ? edge_time[k] : src_node_time[static_cast<size_t>(sources[static_cast<size_t>(k)])];
+  };
   std::vector<int64_t> order;
   const auto permute = [&](auto& values, int64_t first) {
     if (values.empty()) return;
@@ -129,6 +144,8 @@ void HeteroRelation::sort_rows_by_time(std::span<const int64_t> src_node_time) {
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return time_of(a) < time_of(b); });
     permute(row, first);
     permute(edge_id, first);
+    permute(row32, first);
+    permute(edge_id32, first);
     permute(edge_weight, first);
     permute(edge_time, first);
   }
@@ -168,19 +185,21 @@ HeteroHopSampler::HeteroHopSampler(std::vector<int64_t> num_nodes, std::vector<H
     EW_REQUIRE(rel.src_type >= 0 && rel.src_type < T && rel.dst_type >= 0 && rel.dst_type < T, kOp, ": relation ", r,
                " joins node types ", rel.src_type, " -> ", rel.dst_type, "; there are ", T);
     const int64_t num_dst = num_nodes_[rel.dst_type], num_src = num_nodes_[rel.src_type];
-    const int64_t E = static_cast<int64_t>(rel.row.size());
+    const IdSpan sources = rel.rows(), edge_ids = rel.ids();
+    const int64_t E = static_cast<int64_t>(sources.size());
     EW_REQUIRE(static_cast<int64_t>(rel.colptr.size()) == num_dst + 1, kOp, ": relation ", r, ": colptr must hold ",
                num_dst + 1, " entries (got ", rel.colptr.size(), ")");
-    EW_REQUIRE(static_cast<int64_t>(rel.edge_id.size()) == E, kOp, ": relation ", r, ": edge_id must hold ", E,
-               " entries (got ", rel.edge_id.size(), ")");
+    EW_REQUIRE(static_cast<int64_t>(edge_ids.size()) == E, kOp, ": relation ", r, ": edge_id must hold ", E,
+               " entries (got ", edge_ids.size(), ")");
     EW_REQUIRE(rel.colptr[0] == 0 && rel.colptr[num_dst] == E, kOp, ": relation ", r, ": colptr must run from 0 to ",
                E);
     for (int64_t v = 0; v < num_dst; ++v) {
       EW_REQUIRE(rel.colptr[v + 1] >= rel.colptr[v], kOp, ": relation ", r, ": colptr must be nondecreasing");
     }
     for (int64_t k = 0; k < E; ++k) {
-      EW_REQUIRE(rel.row[k] >= 0 && rel.row[k] < num_src, kOp, ": relation ", r, ": row[", k, "] (", rel.row[k],
-                 ") must lie in [0, ", num_src, ")");
+      const int64_t u = sources[static_cast<size_t>(k)];
+      EW_REQUIRE(u >= 0 && u < num_src, kOp, ": relation ", r, ": row[", k, "] (", u, ") must lie in [0, ", num_src,
+                 ")");
     }
     EW_REQUIRE(rel.edge_weight.empty() || static_cast<int64_t>(rel.edge_weight.size()) == E, kOp, ": relation ", r,
                ": edge_weight must hold ", E, " entries (got ", rel.edge_weight.size(), ")");
@@ -283,6 +302,7 @@ HeteroSampledSubgraph HeteroHopSampler::sample(const std::vector<std::span<const
       const std::vector<int64_t>& frontier = out.node[rel.dst_type];
       std::vector<int64_t>& sources = out.node[rel.src_type];
       sampling::LocalIds& source_ids = ids[rel.src_type];
+      const IdSpan relation_sources = rel.rows(), relation_ids = rel.ids();
       const bool filtered = data[r].temporal();
       const int64_t edges_before = static_cast<int64_t>(out.row[r].size());
       for (int64_t i = begin[rel.dst_type]; i < end[rel.dst_type]; ++i) {
@@ -292,7 +312,7 @@ HeteroSampledSubgraph HeteroHopSampler::sample(const std::vector<std::span<const
         sampling::draw_row(rel.colptr[v], rel.colptr[v + 1], data[r], filtered ? seed_times[b] : 0, count,
                            options_.replace, seed, hop_stream, static_cast<uint32_t>(i), draw_scratch, picked);
         for (int64_t p : picked) {
-          const int64_t u = rel.row[p];
+          const int64_t u = relation_sources[p];
           const auto [local, inserted] = source_ids.insert(b, u, static_cast<int32_t>(sources.size()));
           if (inserted) {
             sources.push_back(u);
@@ -301,7 +321,7 @@ HeteroSampledSubgraph HeteroHopSampler::sample(const std::vector<std::span<const
           if (options_.directed) {
             out.row[r].push_back(local);
             out.col[r].push_back(i);
-            out.edge[r].push_back(rel.edge_id[p]);
+            out.edge[r].push_back(relation_ids[p]);
           }
         }
       }

@@ -238,6 +238,35 @@ TEST(HeteroHopSampler, InducedHoldsEveryEdgeAmongTheSampledNodes) {
                  "induced subgraphs (directed=False) of disjoint subgraphs are not supported");
 }
 
+TEST(HeteroHopSampler, IdsAreKept32BitAndSampleAsThe64BitOnes) {
+  const Fixture f(9);
+  const std::vector<HeteroRelation> narrow = f.relations();
+  std::vector<HeteroRelation> wide = narrow;
+  for (HeteroRelation& rel : wide) {
+    ASSERT_EQ(rel.row32.size(), rel.edge_id32.size());
+    ASSERT_TRUE(rel.row.empty() && rel.edge_id.empty());
+    rel.row.assign(rel.row32.begin(), rel.row32.end());
+    rel.edge_id.assign(rel.edge_id32.begin(), rel.edge_id32.end());
+    std::vector<int32_t>().swap(rel.row32);
+    std::vector<int32_t>().swap(rel.edge_id32);
+    ASSERT_FALSE(rel.rows().narrow());
+  }
+  const std::vector<std::vector<int64_t>> counts{{3, 2}, {2, -1}, {4, 1}, {1, 2}, {2, 2}};
+  const std::vector<std::vector<int64_t>> seeds{{0, 1, 2, 30}, {7}, {}};
+  for (const bool induced : {false, true}) {
+    HeteroHopSamplerOptions options;
+    options.directed = !induced;
+    const HeteroHopSampler a(f.num_nodes, narrow, counts, options), b(f.num_nodes, wide, counts, options);
+    HeteroHopSamplerScratch sa, sb;
+    const HeteroSampledSubgraph x = a.sample(spans(seeds), 13, 3, sa), y = b.sample(spans(seeds), 13, 3, sb);
+    EXPECT_EQ(x.node, y.node);
+    EXPECT_EQ(x.row, y.row);
+    EXPECT_EQ(x.col, y.col);
+    EXPECT_EQ(x.edge, y.edge);
+    EXPECT_EQ(x.num_sampled_edges, y.num_sampled_edges);
+  }
+}
+
 TEST(HeteroHopSampler, NoSeedsGivesAnEmptySample) {
   const Fixture f(6);
   std::vector<std::vector<int64_t>> counts(f.edges.size(), std::vector<int64_t>{5});
@@ -328,8 +357,9 @@ TEST(HeteroHopSampler, TemporalFiltersByEachSeedsTime) {
   options.temporal_strategy = TemporalStrategy::Last;
   expect_invalid([&] { HeteroHopSampler({3, 4}, rels, {{1}, {1}}, options); }, "relation 0: temporal_strategy 'last'");
   rels[0].sort_rows_by_time(options.node_time[1]);
-  EXPECT_EQ(rels[0].row, (std::vector<int64_t>{1, 2, 3, 0}));
-  EXPECT_EQ(rels[0].edge_id, (std::vector<int64_t>{1, 2, 3, 0}));
+  EXPECT_EQ(rels[0].row32, (std::vector<int32_t>{1, 2, 3, 0}));
+  EXPECT_EQ(rels[0].edge_id32, (std::vector<int32_t>{1, 2, 3, 0}));
+  EXPECT_TRUE(rels[0].row.empty() && rels[0].edge_id.empty());
   HeteroHopSampler last({3, 4}, rels, {{1}, {1}}, options);
   const auto newest = last.sample(spans({{0}, {}}), 0, 0, scratch);
   EXPECT_EQ(newest.node[1], (std::vector<int64_t>{2}));  // the newest author at or before 5

@@ -16,17 +16,24 @@ namespace edgewise::gnn {
 
 
 // One edge type, grouped by destination: the in-edges of destination v are the
-// positions [colptr[v], colptr[v + 1]); row[k] is the source (an id of the source
-// type), edge_id[k] the input position of that edge. Optional, by position (empty:
-// absent): edge_weight (weighted sampling) and edge_time (temporal sampling).
+// positions [colptr[v], colptr[v + 1]); rows()[k] is the source (an id of the source
+// type), ids()[k] the input position of that edge, both kept in 32 bits (row32,
+// edge_id32) where every id fits and in 64 (row, edge_id) otherwise, the other pair
+// empty, as CscGraph keeps them. Optional, by position (empty: absent): edge_weight
+// (weighted sampling) and edge_time (temporal sampling).
 struct HeteroRelation {
   int64_t src_type = 0;
   int64_t dst_type = 0;
   std::vector<int64_t> colptr;       // [num_dst + 1]
   std::vector<int64_t> row;          // [E]
   std::vector<int64_t> edge_id;      // [E]
+  std::vector<int32_t> row32;        // [E]
+  std::vector<int32_t> edge_id32;    // [E]
   std::vector<double> edge_weight;   // [E] or empty
   std::vector<int64_t> edge_time;    // [E] or empty
+
+  IdSpan rows() const { return row32.empty() ? IdSpan(row) : IdSpan(row32); }
+  IdSpan ids() const { return edge_id32.empty() ? IdSpan(edge_id) : IdSpan(edge_id32); }
 
   // Edges src[k] -> dst[k], kept in input order within each destination; weight and
   // time (input order, empty: absent) follow their edges. Throws
