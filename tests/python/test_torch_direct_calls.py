@@ -76,6 +76,12 @@ def test_the_api_calls_the_body_or_the_registered_operator(name, monkeypatch):
     assert wrapper(*graded) == "operator" and len(calls) == 1
 
 
+def test_a_torch_without_the_mode_probes_never_runs_directly(monkeypatch):
+    monkeypatch.setattr(_bridge, "_MODE_PROBES", None)
+    assert not _bridge.plain_call((_x(),))
+    assert ewt.scatter_sum(_x(), torch.tensor([0, 0, 1, 1, 2, 2]), dim=0).shape == (3, 3)
+
+
 def test_direct_and_dispatched_results_are_equal():
     src = torch.randn(50, 4, dtype=torch.float64)
     index = torch.randint(0, 7, (50,))

@@ -109,14 +109,29 @@ def plain_call(args) -> bool:
     nothing traces or transforms the call (torch.compile, a torch function or dispatch
     mode, a functorch transform such as vmap, forward-mode AD). Then the operator would
     run that body and nothing else."""
+    if _MODE_PROBES is None:
+        return False
     grad = torch.is_grad_enabled()
     for a in args:
         if isinstance(a, torch.Tensor) and (type(a) is not torch.Tensor or (grad and a.requires_grad)):
             return False
-    C = torch._C
-    return not (torch.compiler.is_compiling() or C._len_torch_dispatch_stack() or
-                C._is_torch_function_mode_enabled() or C._functorch.peek_interpreter_stack() is not None or
+    dispatch_modes, function_mode, transforms = _MODE_PROBES
+    return not (torch.compiler.is_compiling() or dispatch_modes() or function_mode() or transforms() is not None or
                 _forward_ad_level() >= 0)
+
+
+def _mode_probes():
+    """torch's (private) answers to "is a dispatch mode, a torch function mode or a
+    functorch transform active?"; None where this torch lacks one: then nothing runs
+    directly."""
+    C = torch._C
+    try:
+        return C._len_torch_dispatch_stack, C._is_torch_function_mode_enabled, C._functorch.peek_interpreter_stack
+    except AttributeError:
+        return None
+
+
+_MODE_PROBES = _mode_probes()
 
 
 def _refuse_tangents(name, args):
