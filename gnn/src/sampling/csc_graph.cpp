@@ -1,4 +1,4 @@
-// CscGraph::from_coo: a stable counting sort of the edges by destination.
+// CscGraph::from_coo: a stable counting sort of the edges by destination; narrow_ids.
 #include "edgewise/gnn/sampling/csc_graph.hpp"
 
 #include <algorithm>
@@ -76,10 +76,6 @@ CscGraph CscGraph::from_coo(std::span<const int64_t> src, std::span<const int64_
   g.node_time.assign(node_time.begin(), node_time.end());
   return g;
 }
-
-}  // namespace edgewise::gnn
-
-namespace edgewise::gnn {
 
 void CscGraph::narrow_ids() {
   const int64_t N = colptr.empty() ? 0 : static_cast<int64_t>(colptr.size()) - 1;

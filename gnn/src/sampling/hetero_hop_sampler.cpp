@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <climits>
-#include <type_traits>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 
 #include "edgewise/kernels/common/check.hpp"
 #include "local_ids.hpp"

@@ -25,10 +25,6 @@ class IdSpan {
   int64_t operator[](size_t k) const noexcept {
     return narrow_ ? static_cast<const int32_t*>(data_)[k] : static_cast<const int64_t*>(data_)[k];
   }
-  // The address of entry k (to prefetch it).
-  const void* address(size_t k) const noexcept {
-    return static_cast<const char*>(data_) + k * (narrow_ ? sizeof(int32_t) : sizeof(int64_t));
-  }
   // f(pointer) with the typed array (const int32_t* or const int64_t*): a hot loop
   // written once runs without a width test per element.
   template <class F>
