@@ -265,6 +265,31 @@ TEST_P(ScatterReduceTest, LargeInputsMatchTheReference) {
   }
 }
 
+// A state of S x C elements beyond 32 MiB: the CPU driver's grouped strategy (a
+// counting sort of the rows by output, each output folded whole) for min / max (8
+// bytes per element) and, in double, every op. Hubs longer than a chunk of outputs,
+// empty outputs, frequent ties; 1 thread (partials) and 2 and 3 (grouped).
+TEST_P(ScatterReduceTest, StatesBeyondTheLastLevelCacheMatchTheReference) {
+  constexpr int64_t M = 120000, C = 64, S = 70000;
+  auto rng = rng_for(0x6c0f);
+  const int saved = omp_get_max_threads();
+  for (IndexRegime regime : {IndexRegime::PowerLaw, IndexRegime::HalfEmpty}) {
+    const auto index = make_index<int64_t>(rng, regime, M, S);
+    const auto small = random_values<int32_t>(rng, M * C, -4, 4);  // ties in most outputs
+    const std::vector<float> floats(small.begin(), small.end());
+    const std::vector<double> doubles(small.begin(), small.end());
+    for (int threads : {2, 3, 1}) {
+      omp_set_num_threads(threads);
+      const std::string label = detail::concat("regime=", index_regime_name(regime), " threads=", threads);
+      for (ReduceOp op : {ReduceOp::Min, ReduceOp::Max}) {
+        expect_matches_reference(device(), floats, C, index, S, op, label + " float");
+      }
+      for (ReduceOp op : kOps) expect_matches_reference(device(), doubles, C, index, S, op, label + " double");
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
 TEST_P(ScatterReduceTest, TiesGoToTheLowerRowAndUnreachedOutputsWriteZeroAndMinusOne) {
   // Output 0: rows 1, 3, 4 all 7 -> arg 1. Output 1: no row. Output 2: rows 0, 2, 5
   // with the maximum 9 twice (rows 2 and 5) and the minimum 1 at row 0.

@@ -268,6 +268,67 @@ TEST_P(ScatterSoftmaxTest, LogSumExpMatchesTheOracleInBothLayouts) {
   }
 }
 
+// Group max and sum arrays beyond 32 MiB: the CPU's grouped pass (rows sorted by
+// group, each group in one visit). Half the groups empty, a hub group, -inf rows and a
+// NaN; the same bits at any thread count.
+TEST_P(ScatterSoftmaxTest, GroupStatesBeyondTheLastLevelCacheMatchTheOracle) {
+  constexpr int64_t M = 120000, C = 64, S = 70000;
+  const double inf = std::numeric_limits<double>::infinity();
+  auto rng = rng_for(0x5e7);
+  std::uniform_real_distribution<double> value(-30, 30);
+  std::vector<double> v(static_cast<size_t>(M * C));
+  for (auto& x : v) x = static_cast<float>(value(rng));
+  std::vector<int64_t> index(static_cast<size_t>(M));
+  std::uniform_int_distribution<int64_t> any(0, S - 1);
+  for (int64_t r = 0; r < M; ++r) index[r] = r % 50 == 0 ? 4 : any(rng) / 2 * 2;  // group 4: a hub of 2400 rows
+  for (int64_t c = 0; c < C; ++c) v[7 * C + c] = -inf;
+  v[11 * C + 3] = std::nan("");
+  const std::vector<float> values(v.begin(), v.end());
+  // logsumexp oracle: NaN in a column -> NaN; empty or all -inf -> 0.
+  std::vector<double> mx(S * C, -inf), z(S * C, 0.0), lse(S * C);
+  for (int64_t r = 0; r < M; ++r) {
+    for (int64_t c = 0; c < C; ++c) {
+      double& m = mx[index[r] * C + c];
+      m = std::isnan(v[r * C + c]) || std::isnan(m) ? std::nan("") : std::max(m, v[r * C + c]);
+    }
+  }
+  for (int64_t r = 0; r < M; ++r) {
+    for (int64_t c = 0; c < C; ++c) {
+      const double e = std::exp(v[r * C + c] - mx[index[r] * C + c]);
+      z[index[r] * C + c] += std::isnan(e) ? 0 : e;
+    }
+  }
+  for (int64_t i = 0; i < S * C; ++i) lse[i] = std::isnan(mx[i]) ? std::nan("") : z[i] == 0 ? 0.0 : std::log(z[i] + 1e-12) + mx[i];
+  const auto run_logsumexp = [&] {
+    auto d_values = to_device(values, device());
+    auto d_index = to_device(index, device());
+    auto d_out = poisoned<float>(S * C, device());
+    Context ctx(device());
+    scatter_logsumexp<float, int64_t>(d_values.matrix(M, C), d_index.view(), S, 1e-12, d_out.matrix(S, C), false, ctx);
+    return d_out.to_host_vector();
+  };
+  const int saved = omp_get_max_threads();
+  std::vector<float> first[3];
+  for (int threads : {2, 1, 3}) {
+    omp_set_num_threads(threads);
+    SCOPED_TRACE(detail::concat("threads=", threads));
+    const auto sm = run_softmax(device(), values, C, index, S, SoftmaxKind::Softmax, 1e-12);
+    const auto lsm = run_softmax(device(), values, C, index, S, SoftmaxKind::LogSoftmax, 1e-12);
+    const auto lse_got = run_logsumexp();
+    EXPECT_TRUE(near(sm, softmax_oracle(v, C, index, S, SoftmaxKind::Softmax, 1e-12), 1e-5, 1e-6));
+    EXPECT_TRUE(near(lsm, softmax_oracle(v, C, index, S, SoftmaxKind::LogSoftmax, 1e-12), 1e-5, 1e-5));
+    EXPECT_TRUE(near(lse_got, lse, 1e-5, 1e-5)) << "(logsumexp)";
+    if (first[0].empty()) {
+      first[0] = sm, first[1] = lsm, first[2] = lse_got;
+    } else {
+      EXPECT_EQ(std::memcmp(sm.data(), first[0].data(), sm.size() * sizeof(float)), 0);
+      EXPECT_EQ(std::memcmp(lsm.data(), first[1].data(), lsm.size() * sizeof(float)), 0);
+      EXPECT_EQ(std::memcmp(lse_got.data(), first[2].data(), lse_got.size() * sizeof(float)), 0);
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
 TEST_P(ScatterSoftmaxTest, LogSumExpOfNoRowsIsZeroAndAWrongOutShapeIsAnError) {
   auto d_values = to_device(std::vector<float>{}, device());
   auto d_index = to_device(std::vector<int64_t>{}, device());

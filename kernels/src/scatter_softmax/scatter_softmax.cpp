@@ -80,6 +80,10 @@ void run(MatrixView<const T> values, VectorView<const I> index, int64_t S, Softm
     if (logsumexp) fill_bytes(out.data, device, 0, static_cast<std::size_t>(out.size()) * sizeof(T), ctx.stream());
     return;
   }
+  if (device.is_cpu() && !transposed && scatter_softmax_detail::grouped_softmax_pays(M, C, S, sizeof(T))) {
+    scatter_softmax_detail::grouped_softmax_cpu(values.data, index.data, M, C, S, kind, logsumexp, eps, out.data);
+    return;
+  }
   // Per group and column: [S, C], or [C, S] beside transposed values.
   const int64_t group_rows = transposed ? C : S, group_cols = transposed ? S : C;
   Buffer<T> group_max(S * C, device), group_sum(S * C, device), scratch(logsumexp ? M * C : 0, device);

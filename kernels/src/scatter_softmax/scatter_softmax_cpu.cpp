@@ -5,10 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "edgewise/kernels/common/exp_nonpositive.hpp"
 #include "edgewise/kernels/common/half.hpp"
+#include "edgewise/kernels/common/reducer.hpp"
+#include "common/row_groups_cpu.hpp"
 #include "scatter_softmax/scatter_softmax_backends.hpp"
 #include "scatter_softmax/scatter_softmax_core.hpp"
 
@@ -134,10 +138,101 @@ void normalise_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_
   }
 }
 
+// Every group whole, from its rows gathered in order (common/row_groups_cpu.hpp): the
+// max, the sum of exponentials and the outputs of a group in one visit, its rows in
+// L1 after the first pass, where the passes above each read [S, C] group arrays at
+// random. The same arithmetic as those passes (exponentials rounded to T and summed
+// in the sum's accumulator in row order), so the results are the same bits.
+enum class GroupedOutput { Softmax, LogSoftmax, LogSumExp };
+
+template <GroupedOutput kOut, class T, class I>
+void grouped_softmax_kind(const T* values, const I* index, int64_t M, int64_t C, int64_t S, double eps, T* out) {
+  using namespace row_groups_detail;
+  using F = Compute<T>;
+  using Acc = typename Reducer<ReduceOp::Sum, T>::Acc;
+  constexpr bool kLogSumExp = kOut == GroupedOutput::LogSumExp;
+  const RowGroups groups = group_rows(index, M, S);
+  const uint32_t* order = groups.order.data();
+  const int64_t row_bytes = C * static_cast<int64_t>(sizeof(T));
+  constexpr int64_t kAhead = 8;  // rows prefetched ahead of the max pass
+#pragma omp parallel
+  {
+    std::vector<F> max_row(static_cast<std::size_t>(C));
+    std::vector<Acc> sum_row(static_cast<std::size_t>(C));
+    std::vector<F> scale_row(static_cast<std::size_t>(C));
+    std::vector<F> exp_row(static_cast<std::size_t>(C));
+    for_each_group(groups, [&](int64_t s, int64_t begin, int64_t end, int64_t prefetch_end) {
+      F* __restrict mx = max_row.data();
+      Acc* __restrict z = sum_row.data();
+      F* __restrict scale = scale_row.data();
+      F* __restrict e = exp_row.data();
+      for (int64_t c = 0; c < C; ++c) {
+        mx[c] = -std::numeric_limits<F>::infinity();
+        z[c] = Acc(0);
+      }
+      for (int64_t j = begin; j < end; ++j) {
+        if (j + kAhead < prefetch_end) {
+          prefetch_row(values, order[j + kAhead], row_bytes);
+          if constexpr (!kLogSumExp) prefetch_row(out, order[j + kAhead], row_bytes);
+        }
+        const T* __restrict x = values + static_cast<int64_t>(order[j]) * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; ++c) {  // a NaN, once met, stays: it is the group's max
+          const F v = static_cast<F>(x[c]);
+          mx[c] = (v > mx[c]) | (v != v) ? v : mx[c];
+        }
+      }
+      for (int64_t j = begin; j < end; ++j) {
+        const T* __restrict x = values + static_cast<int64_t>(order[j]) * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; ++c) {
+          const F e = exp_of_nonpositive<F>(static_cast<F>(x[c]) - mx[c]);
+          z[c] += static_cast<Acc>(T(kLogSumExp && e != e ? F(0) : e));
+        }
+      }
+      if constexpr (kLogSumExp) {
+        T* __restrict o = out + s * C;
+        for (int64_t c = 0; c < C; ++c) o[c] = logsumexp_value(T(mx[c]), T(z[c]), eps);
+      } else {
+        for (int64_t c = 0; c < C; ++c) {
+          scale[c] = kOut == GroupedOutput::Softmax ? static_cast<F>(T(z[c])) : static_cast<F>(log_of_sum(T(z[c]), eps));
+          mx[c] = static_cast<F>(T(mx[c]));
+        }
+        for (int64_t j = begin; j < end; ++j) {
+          const int64_t r = static_cast<int64_t>(order[j]) * C;
+          const T* __restrict x = values + r;
+          T* __restrict o = out + r;
+          if constexpr (kOut == GroupedOutput::Softmax) {
+            // The exponential again (cheaper than keeping it), rounded to T as the sum saw
+            // it, in a float row: GCC does not vectorise a 16-bit store of it in one loop.
+#pragma omp simd
+            for (int64_t c = 0; c < C; ++c) e[c] = static_cast<F>(T(exp_of_nonpositive<F>(static_cast<F>(x[c]) - mx[c])));
+#pragma omp simd
+            for (int64_t c = 0; c < C; ++c) o[c] = T(e[c] / scale[c]);
+          } else {
+#pragma omp simd
+            for (int64_t c = 0; c < C; ++c) o[c] = T((static_cast<F>(x[c]) - mx[c]) - scale[c]);
+          }
+        }
+      }
+    });
+  }
+}
+
+template <class T, class I>
+void grouped_softmax_cpu(const T* values, const I* index, int64_t M, int64_t C, int64_t S, SoftmaxKind kind,
+                         bool logsumexp, double eps, T* out) {
+  if (logsumexp) return grouped_softmax_kind<GroupedOutput::LogSumExp>(values, index, M, C, S, eps, out);
+  if (kind == SoftmaxKind::Softmax) return grouped_softmax_kind<GroupedOutput::Softmax>(values, index, M, C, S, eps, out);
+  grouped_softmax_kind<GroupedOutput::LogSoftmax>(values, index, M, C, S, eps, out);
+}
+
 #define EW_INSTANTIATE_INDEX(T, I)                                                                          \
   template void exponentials_cpu<T, I>(const T*, const I*, int64_t, int64_t, int64_t, bool, bool, const T*, T*); \
   template void normalise_cpu<T, I>(const T*, const I*, int64_t, int64_t, int64_t, bool, const T*, T*,        \
-                                    SoftmaxKind, double, T*);
+                                    SoftmaxKind, double, T*);                                                 \
+  template void grouped_softmax_cpu<T, I>(const T*, const I*, int64_t, int64_t, int64_t, SoftmaxKind, bool,     \
+                                          double, T*);
 #define EW_INSTANTIATE(T)                                                                   \
   template void logsumexp_finalise_cpu<T>(const T*, const T*, int64_t, double, T*);        \
   EW_INSTANTIATE_INDEX(T, int32_t) EW_INSTANTIATE_INDEX(T, int64_t)
