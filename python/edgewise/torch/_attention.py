@@ -3,7 +3,7 @@ sddmm_dot, edge_softmax and attention_aggregate (float32 / float64)."""
 
 from torch import Tensor
 
-from . import _attention_ops
+from . import _attention_ops, _bridge
 from ._spmm import CSR
 
 
@@ -25,6 +25,7 @@ def sddmm_add(csr: CSR, a: Tensor, b: Tensor) -> Tensor:
 
     a, b: [N, H] or [N] (one dtype, float32 or float64). Returns [E, H] or [E] in CSR order.
     """
+    _bridge.refuse_tangents("sddmm_add", a, b)
     one_d = a.dim() == 1
     a2, b2 = (t.unsqueeze(1) if one_d else t for t in (a, b))
     if a2.dim() != 2 or b2.dim() != 2 or b2.size(1) != a2.size(1):
@@ -40,6 +41,7 @@ def sddmm_dot(csr: CSR, x: Tensor, y: Tensor) -> Tensor:
 
     x, y: [N, H, D] (-> [E, H]) or [N, D] (-> [E]), one dtype (float32 or float64).
     """
+    _bridge.refuse_tangents("sddmm_dot", x, y)
     one_head = x.dim() == 2
     x3, y3 = (t.unsqueeze(1) if one_head else t for t in (x, y))
     if x3.dim() != 3 or y3.dim() != 3 or y3.shape[1:] != x3.shape[1:]:
@@ -61,6 +63,7 @@ def edge_softmax(csr: CSR, scores: Tensor) -> Tensor:
 
     scores: [E] or [E, H] in CSR order (float32 or float64); numerically stable.
     """
+    _bridge.refuse_tangents("edge_softmax", scores)
     one_d = scores.dim() == 1
     s = scores.unsqueeze(1) if one_d else scores
     if s.dim() != 2 or s.size(0) != csr.sources.size(0):
@@ -76,6 +79,7 @@ def attention_aggregate(csr: CSR, alpha: Tensor, x: Tensor) -> Tensor:
     alpha: [E, H] (x [N, H, D]) or [E] (x [N, D]); returns x's shape. No [E, H, D]
     message tensor is built.
     """
+    _bridge.refuse_tangents("attention_aggregate", alpha, x)
     one_head = x.dim() == 2
     x3 = x.unsqueeze(1) if one_head else x
     a = alpha.unsqueeze(1) if alpha.dim() == 1 else alpha

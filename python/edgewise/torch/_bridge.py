@@ -144,6 +144,30 @@ def _refuse_tangents(name, args):
                                       f"tangent, which would be lost); use reverse mode (backward / torch.func.grad)")
 
 
+def _flat(args):
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            yield from a
+        else:
+            yield a
+
+
+def refuse_tangents(name, *args):
+    """For an operator's Python entry point: NotImplementedError naming `name` where a
+    tensor among args (or in a list among them) carries a forward-mode tangent."""
+    if _forward_ad_level() >= 0:
+        _refuse_tangents(name, list(_flat(args)))
+
+
+def carries_tangent(*args) -> bool:
+    """Whether a tensor among args carries a forward-mode tangent (for paths that can
+    hand the call back to plain torch code instead of refusing it)."""
+    if _forward_ad_level() < 0:
+        return False
+    unpack = torch.autograd.forward_ad.unpack_dual
+    return any(isinstance(a, torch.Tensor) and unpack(a).tangent is not None for a in _flat(args))
+
+
 def _forward_ad_level() -> int:
     # Inside forward_ad.dual_level() a tensor may carry a tangent that the body would drop
     # (the operator raises instead). 0 where torch no longer says: never direct then.

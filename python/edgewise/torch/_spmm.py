@@ -13,7 +13,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from . import _checks, _spmm_ops
+from . import _bridge, _checks, _spmm_ops
 
 # mul / var / std as the kernels define them (torch_scatter's product; PyG's population
 # variance and clamped std).
@@ -167,6 +167,7 @@ def spmm_csr(csr: CSR, x: Tensor, weight_csr: Optional[Tensor] = None, reduce: s
     if x2.size(0) != csr.num_sources:
         raise ValueError(f"{op}: x has {x2.size(0)} rows but the graph has {csr.num_sources} source nodes")
     _checks.same_device(csr.offsets, "the CSR", x, op, "x")
+    _bridge.refuse_tangents(op, x, weight_csr)
     if weight_csr is not None:
         weight_csr = check_edge_weight(weight_csr, csr.num_edges, x, op)
         if weight_csr.dtype != x.dtype:
@@ -189,6 +190,7 @@ def spmm_csr_and_rows(csr: CSR, x: Tensor, weight_csr: Optional[Tensor], reduce:
     if x.dim() != 2 or x.size(0) != csr.num_sources or not 0 <= rows <= x.size(0):
         raise ValueError(f"{op}: x must be [N, C] with N = {csr.num_sources} source nodes and rows <= N "
                          f"(got shape {tuple(x.shape)}, rows {rows})")
+    _bridge.refuse_tangents(op, x, weight_csr)
     if weight_csr is not None:
         weight_csr = check_edge_weight(weight_csr, csr.num_edges, x, op)
     return _spmm_ops.spmm_and_rows(csr.offsets, csr.sources, x.contiguous(), weight_csr, csr.t_offsets,

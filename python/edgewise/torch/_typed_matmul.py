@@ -125,6 +125,7 @@ def segment_matmul(inputs: Tensor, ptr: Tensor, other: Tensor) -> Tensor:
     other. A bad argument raises ValueError naming it.
     """
     op = "segment_matmul"
+    _bridge.refuse_tangents(op, inputs, other)
     inputs, ptr, other = _check_segment_args(inputs, ptr, other, op)
     host = _check_ptr_values(ptr, inputs.size(0), op)
     if inputs.dtype not in _KERNEL_DTYPES or other.size(0) == 0:
@@ -212,6 +213,7 @@ def grouped_matmul(inputs: List[Tensor], others: List[Tensor],
     argument raises ValueError naming it (``inputs[3]``).
     """
     op = "grouped_matmul"
+    _bridge.refuse_tangents(op, inputs, others, biases or [])
     inputs, others = list(inputs), list(others)
     if len(inputs) != len(others):
         raise ValueError(f"{op}: inputs and others must have one length (got {len(inputs)} and {len(others)})")

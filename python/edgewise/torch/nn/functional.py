@@ -3,7 +3,7 @@
 import torch
 from torch import Tensor
 
-from .. import _dropout_op
+from .. import _bridge, _dropout_op
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -23,6 +23,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return x * 0.0
     if x.dtype != torch.float32 or x.device.type != "cpu":
         # The dropout binding takes host float32 arrays only.
+        return torch.nn.functional.dropout(x, p, training)
+    if _bridge.carries_tangent(x):  # torch's dropout has a forward-mode formula; ours has none
         return torch.nn.functional.dropout(x, p, training)
     seed = torch.randint(0, 2**62, (), dtype=torch.int64)
     return _dropout_op.dropout(x.contiguous(), float(p), seed)

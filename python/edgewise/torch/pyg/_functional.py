@@ -10,7 +10,7 @@ evenly among tied messages, one more share where the output is 0).
 import torch
 from torch import Tensor
 
-from .. import _checks, _reduce_ops, _scatter, _spmm_ops
+from .. import _bridge, _checks, _reduce_ops, _scatter, _spmm_ops
 from .._composite import scatter_softmax
 from .._segment_csr import _prepare as _prepare_segment
 from . import _structure
@@ -124,8 +124,8 @@ def make_spmm(original):
         covered = (sparse and isinstance(other, Tensor) and reduce in _SPMM_REDUCES and src.dim() == 2 and other.dim() == 2
                    and other.dtype in (torch.float32, torch.float64) and src.dtype == other.dtype
                    and not src.requires_grad and src.size(1) == other.size(0) and _on_device(src, other))
-        edges = _sparse_edges(src) if covered else None
-        if edges is None or edges[1].dim() != 1:
+        edges = _sparse_edges(src) if covered and not _bridge.carries_tangent(other) else None
+        if edges is None or edges[1].dim() != 1 or _bridge.carries_tangent(edges[1]):
             return original(src, other, reduce)
         edge_index, values = edges
         csr = _structure.bipartite_csr(edge_index, 0, src.size(1), src.size(0))
@@ -151,7 +151,7 @@ def make_edge_index_spmm(original):
                    and (value is None or (isinstance(value, Tensor) and value.dim() == 1
                                           and value.dtype == other.dtype and value.device == other.device
                                           and value.size(0) == input.size(1))))
-        if not covered:
+        if not covered or _bridge.carries_tangent(other, value):
             return original(input, other, value, reduce, transpose)
         num_src = input.get_sparse_size(0 if transpose else 1)
         num_dst = input.get_sparse_size(1 if transpose else 0)

@@ -19,7 +19,7 @@ import functools
 import torch
 from torch import Tensor
 
-from .. import _attention_ops, _spmm_ops
+from .. import _attention_ops, _bridge, _spmm_ops
 from . import _structure
 from ._message_form import message_form
 
@@ -133,6 +133,8 @@ def _fused(layer, plan, edge_index, size, kwargs, plain_aggregations, edge_index
             return None
     if per_head and (weight is None or _FUSED_REDUCES[aggr] != "sum"):
         return None  # heads are only fused as attention: a weighted sum
+    if _bridge.carries_tangent(x, weight):  # forward-mode AD: PyG's own path has the formulas
+        return None
     csr = _structure.bipartite_csr(edge_index, j, num_src, num_dst)
     if csr is None:
         return None
