@@ -15,7 +15,7 @@ specs=("$@")
 [ ${#specs[@]} -gt 0 ] || specs=("torch==2.4.1" "torch")
 PYTHON=${PYTHON:-python3}
 tests=(test_torch_scatter_api.py test_torch_scatter_errors.py test_torch_scatter_composite.py
-       test_torch_scatter_compile.py test_torch_tie_rules.py)
+       test_torch_scatter_compile.py test_torch_tie_rules.py test_torch_direct_calls.py test_torch_forward_ad.py)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/tests"

@@ -175,17 +175,21 @@ def _forward_ad_level() -> int:
 
 
 def direct(operator, body):
-    """operator (a torch.library custom op) as a function that runs `body`, the
-    operator's own implementation, directly where plain_call allows. `.operator` is the
-    registered operator."""
+    """operator (a torch.library custom op, edgewise::<body's name without its leading
+    underscore>) as a function that runs `body`, the operator's own implementation,
+    directly where plain_call allows. `.operator` is the registered operator."""
+    name = body.__name__.lstrip("_")
+    # The overload is called from the closure: torch.compile before torch 2.5 cannot
+    # trace an attribute read on a function (call.operator).
+    overload = getattr(torch.ops.edgewise, name).default
 
     @functools.wraps(body)
     def call(*args):
         if plain_call(args):
             return body(*args)
         if _forward_ad_level() >= 0:
-            _refuse_tangents(body.__name__.lstrip("_"), args)
-        return call.operator(*args)
+            _refuse_tangents(name, args)
+        return overload(*args)
 
     call.operator = operator
     return call
