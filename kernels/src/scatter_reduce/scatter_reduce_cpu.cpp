@@ -397,7 +397,7 @@ bool choose_partials(int64_t threads, int64_t M, int64_t C, int64_t S) {
 
 // Grouped once the owner state outgrows the last-level cache (row_groups_cpu.hpp).
 // Measured on the 2-core AMD EPYC, M = 10^6, max with arg: at C = 64, S = 10^5 (state
-// 51 MB) grouped took 30-34 ms against owner-computes' 58-70 (float32 and bfloat16);
+// 51 MB) grouped took 30-42 ms against owner-computes' 58-70 (float32 and bfloat16);
 // at C = 16, S = 10^5 (12.8 MB) and C = 64, S = 10^4 (5 MB) it was 1.2-1.5x slower.
 // Sum at C = 64, S = 10^5 (25.6 MB) measured the same both ways.
 template <class State>

@@ -61,7 +61,7 @@ void grouped_softmax_cpu(const T* values, const I* index, int64_t M, int64_t C, 
 
 // Whether the grouped pass beats the passes over the [S, C] group max and sum.
 // Measured (M = 10^6, 2-core AMD EPYC): at C = 64, S = 10^5 in float32 (group arrays
-// 51 MB) grouped took 74-94 / 73-80 / 62-74 ms (softmax / log / logsumexp) against
+// 51 MB) grouped took 82-95 / 74-80 / 63-74 ms (softmax / log / logsumexp) against
 // 110 / 142 / 102; in bfloat16 (26 MB) and at C = 16 or S = 10^4 it was as fast or slower.
 inline bool grouped_softmax_pays(int64_t M, int64_t C, int64_t S, int64_t element_bytes) {
   return row_groups_detail::grouping_pays(
